@@ -1,0 +1,26 @@
+//! Propel's compiler: the GDL front end (reader, syntax, validation), the
+//! bottom-up evaluator shared by the prover and the grounder, and the
+//! stages that turn a game into a propnet and native code.
+//!
+//! The stages, in order:
+//! [`reader`] (text to s-expressions) → [`syntax`] (GDL syntax tree) →
+//! [`validate`] (a [`Game`]: arities, safety, stratification, placement).
+
+#![warn(unreachable_pub)]
+
+pub mod ast;
+pub mod error;
+pub mod game;
+mod graph;
+pub mod normal;
+pub mod reader;
+pub mod source;
+pub mod symbol;
+pub mod syntax;
+pub mod validate;
+
+pub use error::{ErrorKind, GdlError};
+pub use game::{AtomPat, Clause, Game, Layer, Lit, Pat, RelId, Relation, Stratum};
+pub use source::{Loc, Source, Span};
+pub use symbol::{Sym, SymbolTable};
+pub use validate::{load, load_file};
