@@ -5,11 +5,13 @@
 //! The stages, in order:
 //! [`reader`] (text to s-expressions) → [`syntax`] (GDL syntax tree) →
 //! [`validate`] (a [`Game`]: arities, safety, stratification, placement).
+//! [`eval`] evaluates a game's rules bottom-up over [`term`]s.
 
 #![warn(unreachable_pub)]
 
 pub mod ast;
 pub mod error;
+pub mod eval;
 pub mod game;
 mod graph;
 pub mod normal;
@@ -17,10 +19,12 @@ pub mod reader;
 pub mod source;
 pub mod symbol;
 pub mod syntax;
+pub mod term;
 pub mod validate;
 
 pub use error::{ErrorKind, GdlError};
 pub use game::{AtomPat, Clause, Game, Layer, Lit, Pat, RelId, Relation, Stratum};
 pub use source::{Loc, Source, Span};
 pub use symbol::{Sym, SymbolTable};
+pub use term::{TermId, TermPool};
 pub use validate::{load, load_file};

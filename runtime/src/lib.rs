@@ -1,1 +1,15 @@
-//! Propel runtime.
+//! Propel's runtime: the [`StateMachine`] interface and its machines, and
+//! the machine-generic drivers behind `perft`, `trace` and `playouts`.
+
+#![warn(unreachable_pub)]
+
+pub mod machine;
+pub mod perft;
+pub mod playout;
+pub mod prover;
+pub mod rng;
+pub mod trace;
+
+pub use machine::{Goal, MachineError, StateMachine};
+pub use prover::Prover;
+pub use rng::Rng;

@@ -1,0 +1,151 @@
+//! Relation storage: rows of `TermId`s appended to a flat vector, a hash
+//! set for duplicates, and hash indexes on the column sets the join plans
+//! ask for. Rows are never reordered, so "the rows before N" is a stable
+//! notion that semi-naive evaluation uses for its deltas.
+
+use crate::game::RelId;
+use crate::term::TermId;
+use rustc_hash::{FxHashMap, FxHasher};
+use smallvec::SmallVec;
+use std::hash::Hasher;
+
+pub(crate) fn hash_terms(terms: impl Iterator<Item = TermId>) -> u64 {
+    let mut h = FxHasher::default();
+    for t in terms {
+        h.write_u32(t.0);
+    }
+    h.finish()
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Index {
+    pub(crate) cols: Box<[usize]>,
+    /// Key hash to row numbers, ascending.
+    map: FxHashMap<u64, Vec<u32>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Relation {
+    arity: usize,
+    cells: Vec<TermId>,
+    len: u32,
+    dedup: FxHashMap<u64, SmallVec<[u32; 1]>>,
+    pub(crate) indexes: Vec<Index>,
+}
+
+impl Relation {
+    pub(crate) fn new(arity: usize, index_cols: &[Box<[usize]>]) -> Relation {
+        Relation {
+            arity,
+            cells: Vec::new(),
+            len: 0,
+            dedup: FxHashMap::default(),
+            indexes: index_cols
+                .iter()
+                .map(|c| Index {
+                    cols: c.clone(),
+                    map: FxHashMap::default(),
+                })
+                .collect(),
+        }
+    }
+
+    pub fn arity(&self) -> usize {
+        self.arity
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn row(&self, i: usize) -> &[TermId] {
+        &self.cells[i * self.arity..(i + 1) * self.arity]
+    }
+
+    pub fn rows(&self) -> impl Iterator<Item = &[TermId]> + '_ {
+        (0..self.len()).map(move |i| self.row(i))
+    }
+
+    pub fn contains(&self, row: &[TermId]) -> bool {
+        let h = hash_terms(row.iter().copied());
+        self.dedup
+            .get(&h)
+            .is_some_and(|rs| rs.iter().any(|&r| self.row(r as usize) == row))
+    }
+
+    /// Adds a row; false if it was already there.
+    pub fn insert(&mut self, row: &[TermId]) -> bool {
+        debug_assert_eq!(row.len(), self.arity);
+        let h = hash_terms(row.iter().copied());
+        if let Some(rs) = self.dedup.get(&h) {
+            if rs.iter().any(|&r| self.row(r as usize) == row) {
+                return false;
+            }
+        }
+        let r = self.len;
+        self.dedup.entry(h).or_default().push(r);
+        self.cells.extend_from_slice(row);
+        self.len += 1;
+        for ix in &mut self.indexes {
+            let k = hash_terms(ix.cols.iter().map(|&c| row[c]));
+            ix.map.entry(k).or_default().push(r);
+        }
+        true
+    }
+
+    /// Row numbers whose key columns (of index `ix`) hash to `key`, ascending.
+    /// Callers still compare the rows: different keys may share a hash.
+    pub(crate) fn probe(&self, ix: usize, key: u64) -> &[u32] {
+        self.indexes[ix]
+            .map
+            .get(&key)
+            .map(|v| &v[..])
+            .unwrap_or(&[])
+    }
+
+    pub fn clear(&mut self) {
+        self.cells.clear();
+        self.len = 0;
+        self.dedup.clear();
+        for ix in &mut self.indexes {
+            ix.map.clear();
+        }
+    }
+}
+
+/// Every relation of a program.
+#[derive(Clone, Debug)]
+pub struct Db {
+    rels: Vec<Relation>,
+}
+
+impl Db {
+    pub(crate) fn new(rels: Vec<Relation>) -> Db {
+        Db { rels }
+    }
+
+    pub fn rel(&self, r: RelId) -> &Relation {
+        &self.rels[r.index()]
+    }
+
+    pub fn rel_mut(&mut self, r: RelId) -> &mut Relation {
+        &mut self.rels[r.index()]
+    }
+
+    /// Total rows over all relations.
+    pub fn total_rows(&self) -> usize {
+        self.rels.iter().map(|r| r.len()).sum()
+    }
+
+    pub fn relations(&self) -> impl Iterator<Item = (RelId, &Relation)> {
+        self.rels
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (RelId(i as u32), r))
+    }
+}

@@ -1,0 +1,119 @@
+use anyhow::Result;
+use propel_compiler::eval::EvalError;
+use propel_runtime::{MachineError, Prover, StateMachine};
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The game (.kif).
+    game: PathBuf,
+    /// Print one JSON object (used by `propel corpus`).
+    #[arg(long)]
+    json: bool,
+}
+
+/// What `check` found out about a game, beyond validation: the prover
+/// derives the initial state and the legal moves in it.
+struct Smoke {
+    facts: usize,
+    legal: Vec<usize>,
+    terminal: bool,
+}
+
+fn smoke(game: std::sync::Arc<propel_compiler::Game>) -> Result<Smoke, (&'static str, String)> {
+    let eval_err = |e: MachineError| {
+        let cat = match &e {
+            MachineError::Eval(
+                EvalError::TooManyFacts { .. }
+                | EvalError::TermTooDeep { .. }
+                | EvalError::Timeout { .. },
+            ) => "too-large",
+            _ => "broken",
+        };
+        (cat, e.to_string())
+    };
+    let mut p = Prover::new(game).map_err(eval_err)?;
+    let s = p.initial_state().map_err(eval_err)?;
+    let terminal = p.is_terminal(&s).map_err(eval_err)?;
+    let mut legal = Vec::new();
+    let mut moves = Vec::new();
+    for r in 0..p.roles().len() {
+        p.legal_moves(&s, r, &mut moves).map_err(eval_err)?;
+        if moves.is_empty() && !terminal {
+            return Err((
+                "broken",
+                format!(
+                    "role `{}` has no legal move in the initial state",
+                    p.roles()[r]
+                ),
+            ));
+        }
+        legal.push(moves.len());
+    }
+    Ok(Smoke {
+        facts: p.state_kif(&s).len(),
+        legal,
+        terminal,
+    })
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let file = a.game.display().to_string();
+    let reject = |category: &str, error: String, roles: usize| {
+        if a.json {
+            println!(
+                "{}",
+                json!({"file": file, "verdict": "rejected", "category": category, "roles": roles, "error": error})
+            );
+        } else {
+            eprintln!("{error}");
+        }
+        Ok(ExitCode::FAILURE)
+    };
+    let game = match propel_compiler::load_file(&a.game) {
+        Ok(g) => std::sync::Arc::new(g),
+        Err(e) => return reject(e.kind.category(), e.to_string(), 0),
+    };
+    let roles = game.role_names();
+    let smoke = match smoke(game.clone()) {
+        Ok(s) => s,
+        Err((cat, msg)) => return reject(cat, format!("{file}: {msg}"), roles.len()),
+    };
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "file": file, "verdict": "valid", "category": "", "roles": roles.len(), "error": "",
+                "role_names": roles, "rules": game.source_rules, "clauses": game.clauses.len(),
+                "warnings": game.warnings,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for w in &game.warnings {
+        eprintln!("warning: {w}");
+    }
+    println!("{file}: valid");
+    println!("roles:    {}", roles.join(" "));
+    println!(
+        "rules:    {} in the file, {} clauses after expanding `or`, {} relations, {} strata",
+        game.source_rules,
+        game.clauses.len(),
+        game.relations.len(),
+        game.strata.len()
+    );
+    let legal: Vec<String> = roles
+        .iter()
+        .zip(&smoke.legal)
+        .map(|(r, n)| format!("{r} {n}"))
+        .collect();
+    println!(
+        "initial:  {} facts, {}legal moves: {}",
+        smoke.facts,
+        if smoke.terminal { "terminal, " } else { "" },
+        legal.join(", ")
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,82 @@
+use super::goal_json;
+use crate::machines::{load_game, with_machine, MachineKind};
+use anyhow::Result;
+use propel_runtime::trace::{trace, TraceEnd, TraceStep};
+use serde_json::{Map, Value};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The game (.kif).
+    game: PathBuf,
+    /// Random seed: the same seed gives the same game on every machine.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Stop after this many steps (lines) if the game has not ended.
+    #[arg(long, default_value_t = 10_000)]
+    max_steps: usize,
+    /// Which state machine plays the game.
+    #[arg(long, default_value = "prover")]
+    machine: MachineKind,
+}
+
+fn step_json(roles: &[String], s: &TraceStep) -> Value {
+    let mut o = Map::new();
+    o.insert("step".into(), s.step.into());
+    o.insert("state".into(), s.state.clone().into());
+    let legal: Map<String, Value> = roles
+        .iter()
+        .cloned()
+        .zip(s.legal.iter().map(|l| Value::from(l.clone())))
+        .collect();
+    o.insert("legal".into(), legal.into());
+    o.insert("terminal".into(), s.terminal.into());
+    if let Some(goals) = &s.goals {
+        let g: Map<String, Value> = roles
+            .iter()
+            .cloned()
+            .zip(goals.iter().map(goal_json))
+            .collect();
+        o.insert("goals".into(), g.into());
+    }
+    if let Some(joint) = &s.joint {
+        let j: Map<String, Value> = roles
+            .iter()
+            .cloned()
+            .zip(joint.iter().map(|m| Value::from(m.clone())))
+            .collect();
+        o.insert("joint".into(), j.into());
+    }
+    o.into()
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let game = load_game(&a.game)?;
+    let roles = game.role_names();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut write_err = None;
+    let end = with_machine!(a.machine, game, |m| trace(
+        &mut m,
+        a.seed,
+        a.max_steps,
+        &mut |s| {
+            if let Err(e) = writeln!(out, "{}", step_json(&roles, s)) {
+                write_err.get_or_insert(e);
+            }
+        }
+    )?);
+    out.flush()?;
+    if let Some(e) = write_err {
+        return Err(e.into());
+    }
+    match end {
+        TraceEnd::Terminal | TraceEnd::StepLimit => Ok(ExitCode::SUCCESS),
+        TraceEnd::NoLegalMove { step, role } => {
+            eprintln!("error: at step {step} role `{role}` has no legal move, but the state is not terminal");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}

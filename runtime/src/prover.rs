@@ -1,0 +1,253 @@
+//! The reference prover: evaluates the rules directly, bottom-up and
+//! stratum by stratum, for every state it is asked about. Slow, simple,
+//! and the semantic reference every faster machine is checked against.
+//!
+//! Facts are kept by layer: static relations are derived once, state
+//! relations (those that read `true`) whenever the state changes, and move
+//! relations (those that read `does`) whenever the joint move changes.
+
+use crate::machine::{MachineError, StateMachine};
+use propel_compiler::eval::{Budget, Db, Negation, Program, Scratch};
+use propel_compiler::{Game, Layer, RelId, TermId, TermPool};
+use std::sync::Arc;
+
+/// Most facts the prover derives for one state before it gives up.
+pub const MAX_FACTS_PER_STATE: usize = 20_000_000;
+
+/// A state: the sorted ids of the terms that are `true`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ProverState(Arc<[TermId]>);
+
+impl ProverState {
+    pub fn facts(&self) -> &[TermId] {
+        &self.0
+    }
+}
+
+#[derive(Clone)]
+pub struct Prover {
+    game: Arc<Game>,
+    program: Arc<Program>,
+    pool: TermPool,
+    db: Db,
+    scratch: Scratch,
+    budget: Budget,
+    role_names: Vec<String>,
+    role_terms: Vec<TermId>,
+    /// Strata of each layer, in evaluation order.
+    strata: [Vec<usize>; 3],
+    /// Relations of each layer (cleared when that layer is recomputed).
+    rels: [Vec<RelId>; 3],
+    initial: ProverState,
+    loaded_state: Option<ProverState>,
+    loaded_joint: Option<Vec<TermId>>,
+}
+
+fn layer_index(l: Layer) -> usize {
+    match l {
+        Layer::Static => 0,
+        Layer::State => 1,
+        Layer::Move => 2,
+    }
+}
+
+impl Prover {
+    /// Builds the prover and derives the static facts and the initial state.
+    pub fn new(game: Arc<Game>) -> Result<Prover, MachineError> {
+        let mut pool = TermPool::new();
+        let relations = game
+            .relations
+            .iter()
+            .map(|r| (game.symbols.name(r.name).to_string(), r.arity))
+            .collect();
+        let program = Program::new(relations, &game.clauses, &game.strata, &mut pool);
+        let db = program.new_db();
+        let mut strata: [Vec<usize>; 3] = Default::default();
+        for (i, st) in program.strata().iter().enumerate() {
+            strata[layer_index(st.layer)].push(i);
+        }
+        let mut rels: [Vec<RelId>; 3] = Default::default();
+        for (i, r) in game.relations.iter().enumerate() {
+            rels[layer_index(r.layer)].push(RelId(i as u32));
+        }
+        let role_names = game.role_names();
+        let role_terms = game.roles.iter().map(|&r| pool.constant(r)).collect();
+        let mut p = Prover {
+            program: Arc::new(program),
+            pool,
+            db,
+            scratch: Scratch::default(),
+            budget: Budget::new(MAX_FACTS_PER_STATE, None),
+            role_names,
+            role_terms,
+            strata,
+            rels,
+            initial: ProverState(Arc::from(Vec::new())),
+            loaded_state: None,
+            loaded_joint: None,
+            game,
+        };
+        p.eval_layer(0)?;
+        p.initial = p.collect(RelId::INIT);
+        Ok(p)
+    }
+
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    fn eval_layer(&mut self, layer: usize) -> Result<(), MachineError> {
+        self.budget.reset();
+        for &si in &self.strata[layer] {
+            self.program.eval_stratum(
+                si,
+                &mut self.db,
+                &mut self.pool,
+                Negation::Check,
+                &mut self.budget,
+                &mut self.scratch,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The sorted, distinct first arguments of a unary relation.
+    fn collect(&self, rel: RelId) -> ProverState {
+        let mut v: Vec<TermId> = self.db.rel(rel).rows().map(|r| r[0]).collect();
+        v.sort_unstable();
+        v.dedup();
+        ProverState(Arc::from(v))
+    }
+
+    fn clear_layer(&mut self, layer: usize) {
+        for &r in &self.rels[layer] {
+            self.db.rel_mut(r).clear();
+        }
+    }
+
+    fn load_state(&mut self, s: &ProverState) -> Result<(), MachineError> {
+        if self.loaded_state.as_ref() == Some(s) {
+            return Ok(());
+        }
+        self.loaded_state = None;
+        self.loaded_joint = None;
+        self.clear_layer(1);
+        self.clear_layer(2);
+        let t = self.db.rel_mut(RelId::TRUE);
+        for &f in s.facts() {
+            t.insert(&[f]);
+        }
+        self.eval_layer(1)?;
+        self.loaded_state = Some(s.clone());
+        Ok(())
+    }
+
+    fn load_joint(&mut self, s: &ProverState, joint: &[TermId]) -> Result<(), MachineError> {
+        self.load_state(s)?;
+        if self.loaded_joint.as_deref() == Some(joint) {
+            return Ok(());
+        }
+        if joint.len() != self.role_terms.len() {
+            return Err(MachineError::Other(format!(
+                "a joint move needs {} moves, got {}",
+                self.role_terms.len(),
+                joint.len()
+            )));
+        }
+        self.loaded_joint = None;
+        self.clear_layer(2);
+        let does = self.db.rel_mut(RelId::DOES);
+        for (&r, &m) in self.role_terms.iter().zip(joint) {
+            does.insert(&[r, m]);
+        }
+        self.eval_layer(2)?;
+        self.loaded_joint = Some(joint.to_vec());
+        Ok(())
+    }
+}
+
+impl StateMachine for Prover {
+    type State = ProverState;
+    type Move = TermId;
+
+    fn roles(&self) -> &[String] {
+        &self.role_names
+    }
+
+    fn initial_state(&mut self) -> Result<ProverState, MachineError> {
+        Ok(self.initial.clone())
+    }
+
+    fn is_terminal(&mut self, s: &ProverState) -> Result<bool, MachineError> {
+        self.load_state(s)?;
+        Ok(!self.db.rel(RelId::TERMINAL).is_empty())
+    }
+
+    fn legal_moves(
+        &mut self,
+        s: &ProverState,
+        role: usize,
+        out: &mut Vec<TermId>,
+    ) -> Result<(), MachineError> {
+        self.load_state(s)?;
+        out.clear();
+        let r = self.role_terms[role];
+        out.extend(
+            self.db
+                .rel(RelId::LEGAL)
+                .rows()
+                .filter(|row| row[0] == r)
+                .map(|row| row[1]),
+        );
+        Ok(())
+    }
+
+    fn next_state(
+        &mut self,
+        s: &ProverState,
+        joint: &[TermId],
+    ) -> Result<ProverState, MachineError> {
+        self.load_joint(s, joint)?;
+        Ok(self.collect(RelId::NEXT))
+    }
+
+    fn goal_values(
+        &mut self,
+        s: &ProverState,
+        role: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), MachineError> {
+        self.load_state(s)?;
+        out.clear();
+        let r = self.role_terms[role];
+        for row in self.db.rel(RelId::GOAL).rows().filter(|row| row[0] == r) {
+            let text = self.pool.to_kif(row[1], &self.game.symbols);
+            match text.parse::<u8>() {
+                Ok(v) if v <= 100 => out.push(v),
+                _ => {
+                    return Err(MachineError::BadGoal {
+                        role: self.role_names[role].clone(),
+                        value: text,
+                    })
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(())
+    }
+
+    fn state_kif(&mut self, s: &ProverState) -> Vec<String> {
+        let mut v: Vec<String> = s
+            .facts()
+            .iter()
+            .map(|&t| self.pool.to_kif(t, &self.game.symbols))
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn move_kif(&self, m: TermId) -> String {
+        self.pool.to_kif(m, &self.game.symbols)
+    }
+}
