@@ -1,1 +1,72 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the cross-crate integration tests: where the bundled
+//! games, the golden files and the public corpus are, and the checks that
+//! compare any state machine with a golden file or with another machine.
+
+use propel_runtime::perft::perft;
+use propel_runtime::StateMachine;
+use std::path::{Path, PathBuf};
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `games/*.kif`, sorted.
+pub fn bundled_games() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("games"))
+        .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "kif")).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// `../shared/games` when it exists (CI has it). Tests that need it print
+/// plainly that they are skipped when it does not.
+pub fn corpus_dir() -> Option<PathBuf> {
+    let d = root().join("../shared/games");
+    d.is_dir().then_some(d)
+}
+
+/// One line of a golden perft file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PerftLine {
+    pub depth: usize,
+    pub nodes: u64,
+    pub terminal: u64,
+}
+
+/// Reads `tests/perft/NAME.perft`: `depth nodes terminal` per line, `#` comments.
+pub fn read_perft(path: &Path) -> Vec<PerftLine> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let n: Vec<u64> = l.split_whitespace().map(|x| x.parse().expect("a number")).collect();
+            PerftLine { depth: n[0] as usize, nodes: n[1], terminal: n[2] }
+        })
+        .collect()
+}
+
+/// Largest node count at one depth checked by default; set
+/// `PROPEL_PERFT_LIMIT` higher to check the costly lines too.
+pub fn perft_limit() -> u64 {
+    std::env::var("PROPEL_PERFT_LIMIT").ok().and_then(|v| v.parse().ok()).unwrap_or(300_000)
+}
+
+/// Runs perft on `m` up to the deepest golden line within the limit and
+/// compares every line. Returns the deepest depth checked.
+pub fn check_perft<M: StateMachine>(m: &mut M, golden: &[PerftLine], what: &str) -> usize {
+    let limit = perft_limit();
+    let depth = golden.iter().filter(|l| l.nodes <= limit).map(|l| l.depth).max().unwrap_or(0);
+    let got = perft(m, depth, &mut |_| {}).unwrap_or_else(|e| panic!("{what}: perft failed: {e}"));
+    for (g, want) in got.lines.iter().zip(golden.iter().filter(|l| l.depth <= depth)) {
+        assert_eq!(
+            (g.depth, g.nodes, g.terminal),
+            (want.depth, want.nodes, want.terminal),
+            "{what}: perft differs at depth {}",
+            want.depth
+        );
+    }
+    depth
+}

@@ -152,6 +152,33 @@ impl Game {
             .map(|i| RelId(i as u32))
     }
 
+    /// Which relations the game's outputs (`init`, `legal`, `next`,
+    /// `goal`, `terminal`, `role`) depend on. The others (unused helper
+    /// relations, and the `base`/`input` hints) need never be evaluated.
+    pub fn needed_relations(&self) -> Vec<bool> {
+        let mut needed = vec![false; self.relations.len()];
+        let mut stack = vec![RelId::ROLE, RelId::INIT, RelId::LEGAL, RelId::NEXT, RelId::GOAL, RelId::TERMINAL];
+        let mut by_head: Vec<Vec<usize>> = vec![Vec::new(); self.relations.len()];
+        for (i, c) in self.clauses.iter().enumerate() {
+            by_head[c.head.rel.index()].push(i);
+        }
+        while let Some(r) = stack.pop() {
+            if std::mem::replace(&mut needed[r.index()], true) {
+                continue;
+            }
+            for &ci in &by_head[r.index()] {
+                for l in &self.clauses[ci].body {
+                    if let Lit::Pos(a) | Lit::Neg(a) = l {
+                        if !needed[a.rel.index()] {
+                            stack.push(a.rel);
+                        }
+                    }
+                }
+            }
+        }
+        needed
+    }
+
     pub fn role_names(&self) -> Vec<String> {
         self.roles
             .iter()

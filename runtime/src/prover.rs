@@ -10,6 +10,7 @@ use crate::machine::{MachineError, StateMachine};
 use propel_compiler::eval::{Budget, Db, Negation, Program, Scratch};
 use propel_compiler::{Game, Layer, RelId, TermId, TermPool};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Most facts the prover derives for one state before it gives up.
 pub const MAX_FACTS_PER_STATE: usize = 20_000_000;
@@ -54,6 +55,12 @@ fn layer_index(l: Layer) -> usize {
 impl Prover {
     /// Builds the prover and derives the static facts and the initial state.
     pub fn new(game: Arc<Game>) -> Result<Prover, MachineError> {
+        Prover::with_limits(game, MAX_FACTS_PER_STATE, None)
+    }
+
+    /// As [`Prover::new`], with a limit on the facts derived per state and
+    /// a deadline for deriving the static facts.
+    pub fn with_limits(game: Arc<Game>, max_facts: usize, deadline: Option<Instant>) -> Result<Prover, MachineError> {
         let mut pool = TermPool::new();
         let relations = game
             .relations
@@ -62,9 +69,12 @@ impl Prover {
             .collect();
         let program = Program::new(relations, &game.clauses, &game.strata, &mut pool);
         let db = program.new_db();
+        let needed = game.needed_relations();
         let mut strata: [Vec<usize>; 3] = Default::default();
         for (i, st) in program.strata().iter().enumerate() {
-            strata[layer_index(st.layer)].push(i);
+            if st.rels.iter().any(|r| needed[r.index()]) {
+                strata[layer_index(st.layer)].push(i);
+            }
         }
         let mut rels: [Vec<RelId>; 3] = Default::default();
         for (i, r) in game.relations.iter().enumerate() {
@@ -77,7 +87,7 @@ impl Prover {
             pool,
             db,
             scratch: Scratch::default(),
-            budget: Budget::new(MAX_FACTS_PER_STATE, None),
+            budget: Budget::new(max_facts, deadline),
             role_names,
             role_terms,
             strata,
@@ -88,6 +98,7 @@ impl Prover {
             game,
         };
         p.eval_layer(0)?;
+        p.budget.deadline = None;
         p.initial = p.collect(RelId::INIT);
         Ok(p)
     }

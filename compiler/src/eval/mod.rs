@@ -283,6 +283,15 @@ impl Program {
                     // Mark a derivation of a proposition with a dummy cell.
                     out.push(join::UNBOUND);
                 }
+                // Rows still in the buffer count too: one join alone can
+                // produce a cross product far beyond the budget.
+                if budget.facts + out.len() / arity.max(1) > budget.max_facts {
+                    return Err(EvalError::TooManyFacts {
+                        relation: name(),
+                        rows: out.len() / arity.max(1),
+                        limit: budget.max_facts,
+                    });
+                }
                 budget.ticks = budget.ticks.wrapping_add(1);
                 if budget.ticks % 4096 == 0 {
                     if let Some(d) = budget.deadline {

@@ -34,7 +34,9 @@ fn smoke(game: std::sync::Arc<propel_compiler::Game>) -> Result<Smoke, (&'static
         };
         (cat, e.to_string())
     };
-    let mut p = Prover::new(game).map_err(eval_err)?;
+    // The static facts must be derivable in reasonable time and space.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut p = Prover::with_limits(game, 5_000_000, Some(deadline)).map_err(eval_err)?;
     let s = p.initial_state().map_err(eval_err)?;
     let terminal = p.is_terminal(&s).map_err(eval_err)?;
     let mut legal = Vec::new();
