@@ -157,7 +157,14 @@ impl Game {
     /// relations, and the `base`/`input` hints) need never be evaluated.
     pub fn needed_relations(&self) -> Vec<bool> {
         let mut needed = vec![false; self.relations.len()];
-        let mut stack = vec![RelId::ROLE, RelId::INIT, RelId::LEGAL, RelId::NEXT, RelId::GOAL, RelId::TERMINAL];
+        let mut stack = vec![
+            RelId::ROLE,
+            RelId::INIT,
+            RelId::LEGAL,
+            RelId::NEXT,
+            RelId::GOAL,
+            RelId::TERMINAL,
+        ];
         let mut by_head: Vec<Vec<usize>> = vec![Vec::new(); self.relations.len()];
         for (i, c) in self.clauses.iter().enumerate() {
             by_head[c.head.rel.index()].push(i);

@@ -8,7 +8,10 @@ use std::path::PathBuf;
 fn check(bytes: &[u8]) {
     if let Err(e) = propel_compiler::load("fuzz.kif", bytes.to_vec()) {
         let text = e.to_string();
-        assert!(text.starts_with("fuzz.kif"), "error must name the file: {text}");
+        assert!(
+            text.starts_with("fuzz.kif"),
+            "error must name the file: {text}"
+        );
         if let Some(loc) = &e.loc {
             assert!(loc.line >= 1 && loc.col >= 1);
         }
@@ -16,9 +19,44 @@ fn check(bytes: &[u8]) {
 }
 
 const TOKENS: &[&str] = &[
-    "(", ")", "(", ")", " ", "\n", "\r", ";c\n", "<=", "role", "init", "true", "next", "legal", "does", "goal",
-    "terminal", "not", "or", "and", "distinct", "base", "input", "sees", "random", "?x", "?y", "?", "a", "b",
-    "cell", "1", "100", "(f", "(<= (legal ?x a) (true ?x))", "(role r)", "(goal r 100)", "terminal",
+    "(",
+    ")",
+    "(",
+    ")",
+    " ",
+    "\n",
+    "\r",
+    ";c\n",
+    "<=",
+    "role",
+    "init",
+    "true",
+    "next",
+    "legal",
+    "does",
+    "goal",
+    "terminal",
+    "not",
+    "or",
+    "and",
+    "distinct",
+    "base",
+    "input",
+    "sees",
+    "random",
+    "?x",
+    "?y",
+    "?",
+    "a",
+    "b",
+    "cell",
+    "1",
+    "100",
+    "(f",
+    "(<= (legal ?x a) (true ?x))",
+    "(role r)",
+    "(goal r 100)",
+    "terminal",
 ];
 
 fn corpus_files() -> Vec<PathBuf> {
@@ -26,7 +64,9 @@ fn corpus_files() -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir];
     while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {

@@ -47,8 +47,20 @@ pub fn for_each_joint(moves: &[Vec<usize>], f: &mut impl FnMut(&[usize])) {
     }
 }
 
+/// One expanded state on the depth-first stack: its legal moves and the
+/// next joint move to try (an odometer over the roles' move lists), so that
+/// joint moves are made one at a time, never all at once.
+struct Frame<S, M> {
+    state: S,
+    depth: usize,
+    legal: Vec<Vec<M>>,
+    odometer: Vec<usize>,
+    done: bool,
+}
+
 /// Runs perft to `depth`. `progress` is called with the number of states
-/// visited so far, now and then.
+/// visited so far, now and then. Memory grows with depth, not with the
+/// number of joint moves.
 pub fn perft<M: StateMachine>(
     m: &mut M,
     depth: usize,
@@ -64,38 +76,61 @@ pub fn perft<M: StateMachine>(
         dead_ends: 0,
     };
     let roles = m.roles().len();
-    let mut stack = vec![(m.initial_state()?, 0usize)];
-    let mut legal: Vec<Vec<M::Move>> = vec![Vec::new(); roles];
     let mut visited = 0u64;
-    while let Some((s, d)) = stack.pop() {
-        visited += 1;
-        if visited % 4096 == 0 {
-            progress(visited);
+    let mut stack: Vec<Frame<M::State, M::Move>> = Vec::new();
+    let mut pending = Some((m.initial_state()?, 0usize));
+    let mut joint = Vec::with_capacity(roles);
+    loop {
+        // Count (and maybe expand) a newly reached state.
+        if let Some((s, d)) = pending.take() {
+            visited += 1;
+            if visited % 4096 == 0 {
+                progress(visited);
+            }
+            out.lines[d].nodes += 1;
+            if m.is_terminal(&s)? {
+                out.lines[d].terminal += 1;
+            } else if d < depth {
+                let mut legal = vec![Vec::new(); roles];
+                for (r, l) in legal.iter_mut().enumerate() {
+                    m.legal_moves(&s, r, l)?;
+                }
+                if legal.iter().any(|l| l.is_empty()) {
+                    out.dead_ends += 1;
+                } else {
+                    stack.push(Frame {
+                        state: s,
+                        depth: d,
+                        legal,
+                        odometer: vec![0; roles],
+                        done: false,
+                    });
+                }
+            }
         }
-        out.lines[d].nodes += 1;
-        if m.is_terminal(&s)? {
-            out.lines[d].terminal += 1;
+        let Some(top) = stack.last_mut() else { break };
+        if top.done {
+            stack.pop();
             continue;
         }
-        if d == depth {
-            continue;
+        joint.clear();
+        joint.extend(top.odometer.iter().zip(&top.legal).map(|(&i, l)| l[i]));
+        // Advance the odometer, last role fastest (role-ordered lexicographic order).
+        let mut r = roles;
+        loop {
+            if r == 0 {
+                top.done = true;
+                break;
+            }
+            r -= 1;
+            top.odometer[r] += 1;
+            if top.odometer[r] < top.legal[r].len() {
+                break;
+            }
+            top.odometer[r] = 0;
         }
-        for (r, l) in legal.iter_mut().enumerate() {
-            m.legal_moves(&s, r, l)?;
-        }
-        if legal.iter().any(|l| l.is_empty()) {
-            out.dead_ends += 1;
-            continue;
-        }
-        let idx: Vec<Vec<usize>> = legal.iter().map(|l| (0..l.len()).collect()).collect();
-        let mut joints: Vec<Vec<M::Move>> = Vec::new();
-        for_each_joint(&idx, &mut |j| {
-            joints.push(j.iter().zip(&legal).map(|(&i, l)| l[i]).collect())
-        });
-        for j in joints {
-            let next = m.next_state(&s, &j)?;
-            stack.push((next, d + 1));
-        }
+        let next = m.next_state(&top.state, &joint)?;
+        pending = Some((next, top.depth + 1));
     }
     progress(visited);
     Ok(out)

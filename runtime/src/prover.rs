@@ -28,7 +28,7 @@ impl ProverState {
 #[derive(Clone)]
 pub struct Prover {
     game: Arc<Game>,
-    program: Arc<Program>,
+    program: Program,
     pool: TermPool,
     db: Db,
     scratch: Scratch,
@@ -60,15 +60,18 @@ impl Prover {
 
     /// As [`Prover::new`], with a limit on the facts derived per state and
     /// a deadline for deriving the static facts.
-    pub fn with_limits(game: Arc<Game>, max_facts: usize, deadline: Option<Instant>) -> Result<Prover, MachineError> {
+    pub fn with_limits(
+        game: Arc<Game>,
+        max_facts: usize,
+        deadline: Option<Instant>,
+    ) -> Result<Prover, MachineError> {
         let mut pool = TermPool::new();
         let relations = game
             .relations
             .iter()
             .map(|r| (game.symbols.name(r.name).to_string(), r.arity))
             .collect();
-        let program = Program::new(relations, &game.clauses, &game.strata, &mut pool);
-        let db = program.new_db();
+        let (program, db) = Program::new(relations, &game.clauses, &game.strata);
         let needed = game.needed_relations();
         let mut strata: [Vec<usize>; 3] = Default::default();
         for (i, st) in program.strata().iter().enumerate() {
@@ -83,7 +86,7 @@ impl Prover {
         let role_names = game.role_names();
         let role_terms = game.roles.iter().map(|&r| pool.constant(r)).collect();
         let mut p = Prover {
-            program: Arc::new(program),
+            program,
             pool,
             db,
             scratch: Scratch::default(),

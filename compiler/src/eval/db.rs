@@ -5,16 +5,23 @@
 
 use crate::game::RelId;
 use crate::term::TermId;
-use rustc_hash::{FxHashMap, FxHasher};
+use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
-use std::hash::Hasher;
 
+/// Hash of a row or key. Term ids are small, dense integers, which
+/// FxHash alone spreads poorly; each step multiplies and folds, and a
+/// final avalanche (MurmurHash3's fmix64) mixes every bit.
 pub(crate) fn hash_terms(terms: impl Iterator<Item = TermId>) -> u64 {
-    let mut h = FxHasher::default();
+    let mut h: u64 = 0x243f_6a88_85a3_08d3;
     for t in terms {
-        h.write_u32(t.0);
+        h = (h ^ t.0 as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h ^= h >> 32;
     }
-    h.finish()
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
 }
 
 #[derive(Clone, Debug)]
@@ -34,20 +41,48 @@ pub struct Relation {
 }
 
 impl Relation {
-    pub(crate) fn new(arity: usize, index_cols: &[Box<[usize]>]) -> Relation {
+    pub(crate) fn new(arity: usize) -> Relation {
         Relation {
             arity,
             cells: Vec::new(),
             len: 0,
             dedup: FxHashMap::default(),
-            indexes: index_cols
-                .iter()
-                .map(|c| Index {
-                    cols: c.clone(),
-                    map: FxHashMap::default(),
-                })
-                .collect(),
+            indexes: Vec::new(),
         }
+    }
+
+    /// The index on `cols`, built (over the rows already there) if new.
+    pub(crate) fn index_for(&mut self, cols: &[usize]) -> usize {
+        if let Some(i) = self.indexes.iter().position(|ix| &*ix.cols == cols) {
+            return i;
+        }
+        let mut ix = Index {
+            cols: cols.into(),
+            map: FxHashMap::default(),
+        };
+        for r in 0..self.len {
+            let row = &self.cells[r as usize * self.arity..(r as usize + 1) * self.arity];
+            ix.map
+                .entry(hash_terms(cols.iter().map(|&c| row[c])))
+                .or_default()
+                .push(r);
+        }
+        self.indexes.push(ix);
+        self.indexes.len() - 1
+    }
+
+    /// Row count and the number of distinct values in each column: the
+    /// statistics join planning uses.
+    pub(crate) fn stats(&self) -> (f64, Vec<f64>) {
+        let mut ndv = Vec::with_capacity(self.arity);
+        for c in 0..self.arity {
+            let mut seen = rustc_hash::FxHashSet::default();
+            for r in 0..self.len() {
+                seen.insert(self.row(r)[c]);
+            }
+            ndv.push(seen.len().max(1) as f64);
+        }
+        (self.len as f64, ndv)
     }
 
     pub fn arity(&self) -> usize {

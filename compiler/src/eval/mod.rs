@@ -15,6 +15,7 @@ pub use db::{Db, Relation};
 use crate::game::{Clause, Layer, RelId, Stratum};
 use crate::term::{TermId, TermPool};
 use plan::Plan;
+use rustc_hash::FxHashMap;
 use std::time::Instant;
 
 /// How negative literals are treated.
@@ -84,20 +85,31 @@ pub struct StratumPlan {
     pub rels: Vec<RelId>,
     pub layer: Layer,
     pub recursive: bool,
+    clauses: Vec<usize>,
+    /// Made when the stratum first runs (see [`Program::eval_stratum`]).
+    plans: Option<Plans>,
+}
+
+#[derive(Clone, Debug)]
+struct Plans {
     full: Vec<Plan>,
     /// For recursive strata: one plan per (clause, recursive body literal),
     /// with that literal reading only the previous round's new rows.
     delta: Vec<Plan>,
 }
 
-/// Compiled join plans for a set of clauses and their strata.
+/// Join plans for a set of clauses and their strata, and the database they
+/// run on. Plans are made lazily, when a stratum first runs: by then the
+/// relations it reads from lower strata are complete, and their sizes
+/// guide the join order. The indexes the plans need are added to the
+/// database as the plans are made, so a program and its database go
+/// together (clone them together).
 #[derive(Clone, Debug)]
 pub struct Program {
     names: Vec<String>,
-    arities: Vec<usize>,
-    index_cols: Vec<Vec<Box<[usize]>>>,
+    clauses: Vec<Clause>,
     strata: Vec<StratumPlan>,
-    clause_plans: Vec<Plan>,
+    clause_plans: Vec<Option<Plan>>,
 }
 
 /// Scratch space for evaluation, reusable across calls.
@@ -108,81 +120,38 @@ pub struct Scratch {
     out: Vec<TermId>,
 }
 
+/// Assumed size of a relation whose contents are not known yet (it is
+/// being computed in the stratum that is planned).
+const UNKNOWN_ROWS: f64 = 1000.0;
+const UNKNOWN_DISTINCT: f64 = 30.0;
+
 impl Program {
-    /// `relations` gives every relation's name and arity, indexed by `RelId`.
+    /// `relations` gives every relation's name and arity, indexed by
+    /// `RelId`. Returns the program and its (empty) database.
     pub fn new(
         relations: Vec<(String, usize)>,
         clauses: &[Clause],
         strata: &[Stratum],
-        pool: &mut TermPool,
-    ) -> Program {
+    ) -> (Program, Db) {
         let (names, arities): (Vec<String>, Vec<usize>) = relations.into_iter().unzip();
-        let mut prog = Program {
-            index_cols: vec![Vec::new(); names.len()],
-            names,
-            arities,
-            strata: Vec::new(),
-            clause_plans: Vec::new(),
-        };
-        for st in strata {
-            let mut full = Vec::new();
-            let mut delta = Vec::new();
-            for &ci in &st.clauses {
-                let c = &clauses[ci];
-                full.push(prog.register(Plan::new(c, None, pool)));
-                if st.recursive {
-                    for (bi, lit) in c.body.iter().enumerate() {
-                        if let crate::game::Lit::Pos(a) = lit {
-                            if st.rels.contains(&a.rel) {
-                                delta.push(prog.register(Plan::new(c, Some(bi), pool)));
-                            }
-                        }
-                    }
-                }
-            }
-            prog.strata.push(StratumPlan {
+        let db = Db::new(arities.iter().map(|&a| Relation::new(a)).collect());
+        let strata = strata
+            .iter()
+            .map(|st| StratumPlan {
                 rels: st.rels.clone(),
                 layer: st.layer,
                 recursive: st.recursive,
-                full,
-                delta,
-            });
-        }
-        for c in clauses {
-            let p = prog.register(Plan::new(c, None, pool));
-            prog.clause_plans.push(p);
-        }
-        prog
-    }
-
-    /// Gives each step of `plan` the index it needs, creating it if new.
-    fn register(&mut self, mut plan: Plan) -> Plan {
-        for step in &mut plan.steps {
-            if step.key.is_empty() {
-                continue;
-            }
-            let cols = &mut self.index_cols[step.rel.index()];
-            let ix = match cols.iter().position(|c| *c == step.key) {
-                Some(i) => i,
-                None => {
-                    cols.push(step.key.clone());
-                    cols.len() - 1
-                }
-            };
-            step.index = Some(ix);
-        }
-        plan
-    }
-
-    /// An empty database with the relations and indexes this program uses.
-    pub fn new_db(&self) -> Db {
-        Db::new(
-            self.arities
-                .iter()
-                .zip(&self.index_cols)
-                .map(|(&a, ix)| Relation::new(a, ix))
-                .collect(),
-        )
+                clauses: st.clauses.clone(),
+                plans: None,
+            })
+            .collect();
+        let prog = Program {
+            names,
+            clauses: clauses.to_vec(),
+            strata,
+            clause_plans: vec![None; clauses.len()],
+        };
+        (prog, db)
     }
 
     pub fn strata(&self) -> &[StratumPlan] {
@@ -193,9 +162,57 @@ impl Program {
         &self.names[r.index()]
     }
 
+    /// Plans clause `ci` against the current contents of `db` (relations in
+    /// `unknown` are treated as not computed yet) and adds the indexes the
+    /// plan needs.
+    fn plan(
+        &self,
+        ci: usize,
+        delta: Option<usize>,
+        unknown: &[RelId],
+        db: &mut Db,
+        pool: &mut TermPool,
+        stats: &mut FxHashMap<RelId, (f64, Vec<f64>)>,
+    ) -> Plan {
+        let mut estimate = |rel: RelId, key: &[usize]| -> f64 {
+            if unknown.contains(&rel) {
+                return UNKNOWN_ROWS / UNKNOWN_DISTINCT.powi(key.len() as i32);
+            }
+            let (rows, ndv) = stats.entry(rel).or_insert_with(|| db.rel(rel).stats());
+            key.iter().fold(*rows, |est, &c| est / ndv[c])
+        };
+        let mut plan = Plan::new(&self.clauses[ci], delta, pool, &mut estimate);
+        for step in &mut plan.steps {
+            if !step.key.is_empty() {
+                step.index = Some(db.rel_mut(step.rel).index_for(&step.key));
+            }
+        }
+        plan
+    }
+
+    fn plan_stratum(&mut self, si: usize, db: &mut Db, pool: &mut TermPool) {
+        let mut stats = FxHashMap::default();
+        let st = &self.strata[si];
+        let mut full = Vec::new();
+        let mut delta = Vec::new();
+        for &ci in &st.clauses {
+            full.push(self.plan(ci, None, &st.rels, db, pool, &mut stats));
+            if st.recursive {
+                for (bi, lit) in self.clauses[ci].body.iter().enumerate() {
+                    if let crate::game::Lit::Pos(a) = lit {
+                        if st.rels.contains(&a.rel) {
+                            delta.push(self.plan(ci, Some(bi), &st.rels, db, pool, &mut stats));
+                        }
+                    }
+                }
+            }
+        }
+        self.strata[si].plans = Some(Plans { full, delta });
+    }
+
     /// Evaluates stratum `si` to its fixpoint, adding the derived facts to `db`.
     pub fn eval_stratum(
-        &self,
+        &mut self,
         si: usize,
         db: &mut Db,
         pool: &mut TermPool,
@@ -203,10 +220,17 @@ impl Program {
         budget: &mut Budget,
         scratch: &mut Scratch,
     ) -> Result<(), EvalError> {
+        if self.strata[si].plans.is_none() {
+            self.plan_stratum(si, db, pool);
+        }
         let st = &self.strata[si];
-        if scratch.lo.len() < self.arities.len() {
-            scratch.lo.resize(self.arities.len(), 0);
-            scratch.hi.resize(self.arities.len(), 0);
+        let Some(plans) = &st.plans else {
+            unreachable!("planned above")
+        };
+        let nrel = self.names.len();
+        if scratch.lo.len() < nrel {
+            scratch.lo.resize(nrel, 0);
+            scratch.hi.resize(nrel, 0);
         }
         if st.recursive {
             for &r in &st.rels {
@@ -214,7 +238,7 @@ impl Program {
             }
         }
         let all = |_: usize| (0u32, u32::MAX);
-        for plan in &st.full {
+        for plan in &plans.full {
             self.fire(plan, db, pool, &all, neg, budget, &mut scratch.out)?;
         }
         if !st.recursive {
@@ -232,7 +256,7 @@ impl Program {
             if !grew {
                 return Ok(());
             }
-            for plan in &st.delta {
+            for plan in &plans.delta {
                 let (lo, hi) = (&scratch.lo, &scratch.hi);
                 let ranges = |depth: usize| {
                     let step = &plan.steps[depth];
@@ -310,8 +334,11 @@ impl Program {
                 e => e,
             })?;
         }
-        let rel = db.rel_mut(plan.head_rel);
         let width = arity.max(1);
+        if out.len() / width > 20_000 {
+            tracing::debug!(relation = %name(), derivations = out.len() / width, "many derivations in one join");
+        }
+        let rel = db.rel_mut(plan.head_rel);
         for chunk in out.chunks(width) {
             if rel.insert(&chunk[..arity]) {
                 budget.facts += 1;
@@ -330,9 +357,9 @@ impl Program {
     /// Calls `f` with the bindings of every match of clause `ci`'s body
     /// against `db` (all rows visible). Used to instantiate rules.
     pub fn for_each_match<F>(
-        &self,
+        &mut self,
         ci: usize,
-        db: &Db,
+        db: &mut Db,
         pool: &mut TermPool,
         neg: Negation,
         f: &mut F,
@@ -340,7 +367,14 @@ impl Program {
     where
         F: FnMut(&mut TermPool, &[TermId]) -> Result<(), EvalError>,
     {
+        if self.clause_plans[ci].is_none() {
+            let plan = self.plan(ci, None, &[], db, pool, &mut FxHashMap::default());
+            self.clause_plans[ci] = Some(plan);
+        }
+        let Some(plan) = &self.clause_plans[ci] else {
+            unreachable!("planned above")
+        };
         let all = |_: usize| (0u32, u32::MAX);
-        join::run(&self.clause_plans[ci], db, pool, &all, neg, f)
+        join::run(plan, db, pool, &all, neg, f)
     }
 }

@@ -108,11 +108,17 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// Orders the clause's positive literals greedily: the literal with the
-    /// most arguments already bound goes next (ties keep the written order,
-    /// which authors usually choose well). `delta` puts that body literal
-    /// first and marks it as reading only new rows.
-    pub(crate) fn new(clause: &Clause, delta: Option<usize>, pool: &mut TermPool) -> Plan {
+    /// Orders the clause's positive literals greedily: next comes the
+    /// literal with the fewest expected matches given the variables bound
+    /// so far (`estimate(rel, bound_columns)`); ties go to the literal with
+    /// more bound arguments, then to the written order. `delta` puts that
+    /// body literal first and marks it as reading only new rows.
+    pub(crate) fn new(
+        clause: &Clause,
+        delta: Option<usize>,
+        pool: &mut TermPool,
+        estimate: &mut dyn FnMut(RelId, &[usize]) -> f64,
+    ) -> Plan {
         let nvars = clause.var_names.len();
         let mut positives: Vec<(usize, RelId, Box<[EPat]>)> = Vec::new();
         let mut filters: Vec<Filter> = Vec::new();
@@ -154,11 +160,21 @@ impl Plan {
             let pick = match delta.and_then(|d| positives.iter().position(|p| p.0 == d)) {
                 Some(p) if steps.is_empty() => p,
                 _ => {
-                    let score = |args: &[EPat]| args.iter().filter(|a| a.bound_by(&bound)).count();
                     let mut best = 0;
+                    let mut best_cost = (f64::INFINITY, 0usize);
                     for (k, p) in positives.iter().enumerate() {
-                        if score(&p.2) > score(&positives[best].2) {
+                        let key: Vec<usize> = (0..p.2.len())
+                            .filter(|&i| p.2[i].bound_by(&bound))
+                            .collect();
+                        // A partly bound function term still filters.
+                        let partial =
+                            p.2.iter()
+                                .filter(|a| matches!(a, EPat::App(..)) && !a.bound_by(&bound))
+                                .count();
+                        let cost = estimate(p.1, &key) * 0.5f64.powi(partial as i32);
+                        if cost < best_cost.0 || (cost == best_cost.0 && key.len() > best_cost.1) {
                             best = k;
+                            best_cost = (cost, key.len());
                         }
                     }
                     best
