@@ -14,12 +14,7 @@ pub fn root() -> PathBuf {
 /// `games/*.kif`, sorted.
 pub fn bundled_games() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("games"))
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "kif"))
-                .collect()
-        })
+        .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "kif")).collect())
         .unwrap_or_default();
     v.sort();
     v
@@ -47,15 +42,8 @@ pub fn read_perft(path: &Path) -> Vec<PerftLine> {
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .map(|l| {
-            let n: Vec<u64> = l
-                .split_whitespace()
-                .map(|x| x.parse().expect("a number"))
-                .collect();
-            PerftLine {
-                depth: n[0] as usize,
-                nodes: n[1],
-                terminal: n[2],
-            }
+            let n: Vec<u64> = l.split_whitespace().map(|x| x.parse().expect("a number")).collect();
+            PerftLine { depth: n[0] as usize, nodes: n[1], terminal: n[2] }
         })
         .collect()
 }
@@ -63,28 +51,16 @@ pub fn read_perft(path: &Path) -> Vec<PerftLine> {
 /// Largest node count at one depth checked by default; set
 /// `PROPEL_PERFT_LIMIT` higher to check the costly lines too.
 pub fn perft_limit() -> u64 {
-    std::env::var("PROPEL_PERFT_LIMIT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(300_000)
+    std::env::var("PROPEL_PERFT_LIMIT").ok().and_then(|v| v.parse().ok()).unwrap_or(300_000)
 }
 
 /// Runs perft on `m` up to the deepest golden line within the limit and
 /// compares every line. Returns the deepest depth checked.
 pub fn check_perft<M: StateMachine>(m: &mut M, golden: &[PerftLine], what: &str) -> usize {
     let limit = perft_limit();
-    let depth = golden
-        .iter()
-        .filter(|l| l.nodes <= limit)
-        .map(|l| l.depth)
-        .max()
-        .unwrap_or(0);
+    let depth = golden.iter().filter(|l| l.nodes <= limit).map(|l| l.depth).max().unwrap_or(0);
     let got = perft(m, depth, &mut |_| {}).unwrap_or_else(|e| panic!("{what}: perft failed: {e}"));
-    for (g, want) in got
-        .lines
-        .iter()
-        .zip(golden.iter().filter(|l| l.depth <= depth))
-    {
+    for (g, want) in got.lines.iter().zip(golden.iter().filter(|l| l.depth <= depth)) {
         assert_eq!(
             (g.depth, g.nodes, g.terminal),
             (want.depth, want.nodes, want.terminal),

@@ -55,19 +55,11 @@ pub struct GdlError {
 
 impl GdlError {
     pub fn at(loc: Loc, kind: ErrorKind) -> GdlError {
-        GdlError {
-            file: loc.file.clone(),
-            loc: Some(loc),
-            kind,
-        }
+        GdlError { file: loc.file.clone(), loc: Some(loc), kind }
     }
 
     pub fn in_file(file: &str, kind: ErrorKind) -> GdlError {
-        GdlError {
-            file: file.to_string(),
-            loc: None,
-            kind,
-        }
+        GdlError { file: file.to_string(), loc: None, kind }
     }
 }
 

@@ -146,10 +146,7 @@ impl Game {
 
     pub fn relation_by_name(&self, name: &str) -> Option<RelId> {
         let s = self.symbols.get(name)?;
-        self.relations
-            .iter()
-            .position(|r| r.name == s)
-            .map(|i| RelId(i as u32))
+        self.relations.iter().position(|r| r.name == s).map(|i| RelId(i as u32))
     }
 
     /// Which relations the game's outputs (`init`, `legal`, `next`,
@@ -157,14 +154,7 @@ impl Game {
     /// relations, and the `base`/`input` hints) need never be evaluated.
     pub fn needed_relations(&self) -> Vec<bool> {
         let mut needed = vec![false; self.relations.len()];
-        let mut stack = vec![
-            RelId::ROLE,
-            RelId::INIT,
-            RelId::LEGAL,
-            RelId::NEXT,
-            RelId::GOAL,
-            RelId::TERMINAL,
-        ];
+        let mut stack = vec![RelId::ROLE, RelId::INIT, RelId::LEGAL, RelId::NEXT, RelId::GOAL, RelId::TERMINAL];
         let mut by_head: Vec<Vec<usize>> = vec![Vec::new(); self.relations.len()];
         for (i, c) in self.clauses.iter().enumerate() {
             by_head[c.head.rel.index()].push(i);
@@ -187,9 +177,6 @@ impl Game {
     }
 
     pub fn role_names(&self) -> Vec<String> {
-        self.roles
-            .iter()
-            .map(|&r| self.symbols.name(r).to_string())
-            .collect()
+        self.roles.iter().map(|&r| self.symbols.name(r).to_string()).collect()
     }
 }

@@ -80,15 +80,7 @@ mod tests {
     #[test]
     fn long_chain_does_not_overflow() {
         let n = 200_000;
-        let g: Vec<Vec<u32>> = (0..n)
-            .map(|i| {
-                if i + 1 < n {
-                    vec![i as u32 + 1]
-                } else {
-                    vec![]
-                }
-            })
-            .collect();
+        let g: Vec<Vec<u32>> = (0..n).map(|i| if i + 1 < n { vec![i as u32 + 1] } else { vec![] }).collect();
         let c = sccs(&g);
         assert_eq!(c.len(), n);
         assert_eq!(c[0], vec![n as u32 - 1]);

@@ -28,18 +28,12 @@ pub fn dnf(body: &[Literal]) -> Result<Vec<Conjunction<'_>>, Span> {
 fn span_of(l: &Literal) -> Span {
     match l {
         Literal::Atom(a) => a.span,
-        Literal::Not(_, s)
-        | Literal::Distinct(_, _, s)
-        | Literal::Or(_, s)
-        | Literal::And(_, s) => *s,
+        Literal::Not(_, s) | Literal::Distinct(_, _, s) | Literal::Or(_, s) | Literal::And(_, s) => *s,
     }
 }
 
 /// The product of the expansions of `lits` (each negated if `neg`).
-fn conj<'a>(
-    lits: impl Iterator<Item = &'a Literal>,
-    neg: bool,
-) -> Result<Vec<Conjunction<'a>>, Span> {
+fn conj<'a>(lits: impl Iterator<Item = &'a Literal>, neg: bool) -> Result<Vec<Conjunction<'a>>, Span> {
     let mut acc: Vec<Conjunction<'a>> = vec![Vec::new()];
     for l in lits {
         let alts = lit(l, neg)?;
@@ -74,11 +68,7 @@ fn disj<'a>(lits: &'a [Literal], neg: bool) -> Result<Vec<Conjunction<'a>>, Span
 fn lit(l: &Literal, neg: bool) -> Result<Vec<Conjunction<'_>>, Span> {
     Ok(match l {
         Literal::Atom(a) => vec![vec![if neg { Leaf::Neg(a) } else { Leaf::Pos(a) }]],
-        Literal::Distinct(x, y, s) => vec![vec![if neg {
-            Leaf::Same(x, y, *s)
-        } else {
-            Leaf::Distinct(x, y, *s)
-        }]],
+        Literal::Distinct(x, y, s) => vec![vec![if neg { Leaf::Same(x, y, *s) } else { Leaf::Distinct(x, y, *s) }]],
         Literal::Not(inner, _) => lit(inner, !neg)?,
         Literal::And(ls, _) if !neg => conj(ls.iter(), false)?,
         Literal::Or(ls, _) if neg => conj(ls.iter(), true)?,
@@ -119,10 +109,7 @@ mod tests {
         assert_eq!(shapes("(<= h a (or b c) d)"), ["a b d", "a c d"]);
         assert_eq!(shapes("(<= h (not (or a b)))"), ["~a ~b"]);
         assert_eq!(shapes("(<= h (not (and a (not b))))"), ["~a", "b"]);
-        assert_eq!(
-            shapes("(<= h (or a (and b c)) (not (distinct ?x ?y)))"),
-            ["a =", "b c ="]
-        );
+        assert_eq!(shapes("(<= h (or a (and b c)) (not (distinct ?x ?y)))"), ["a =", "b c ="]);
     }
 
     #[test]

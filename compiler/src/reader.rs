@@ -65,10 +65,7 @@ fn ends_token(b: u8) -> bool {
 /// Characters that never occur in KIF symbols; files containing them are
 /// usually Prolog with some KIF mixed in.
 fn forbidden(b: u8) -> bool {
-    matches!(
-        b,
-        b',' | b'%' | b'[' | b']' | b'{' | b'}' | b'|' | b'"' | b'\\' | b'`'
-    ) || b < 0x20
+    matches!(b, b',' | b'%' | b'[' | b']' | b'{' | b'}' | b'|' | b'"' | b'\\' | b'`') || b < 0x20
 }
 
 struct Frame {
@@ -79,9 +76,8 @@ struct Frame {
 /// Reads every top-level form of `src`, interning symbols into `syms`.
 pub fn read(src: &Source, syms: &mut SymbolTable) -> Result<Sexprs, GdlError> {
     let text = &src.text[..];
-    let err = |start: usize, end: usize, msg: String| {
-        GdlError::at(src.loc(Span::new(start, end)), ErrorKind::Syntax(msg))
-    };
+    let err =
+        |start: usize, end: usize, msg: String| GdlError::at(src.loc(Span::new(start, end)), ErrorKind::Syntax(msg));
     let mut out = Sexprs::default();
     let mut stack: Vec<Frame> = Vec::new();
     let mut i = 0;
@@ -100,16 +96,9 @@ pub fn read(src: &Source, syms: &mut SymbolTable) -> Result<Sexprs, GdlError> {
             }
         } else if b == b'(' {
             if stack.len() >= MAX_DEPTH {
-                return Err(err(
-                    i,
-                    i + 1,
-                    format!("nesting deeper than {MAX_DEPTH} levels"),
-                ));
+                return Err(err(i, i + 1, format!("nesting deeper than {MAX_DEPTH} levels")));
             }
-            stack.push(Frame {
-                open: i,
-                kids: Vec::new(),
-            });
+            stack.push(Frame { open: i, kids: Vec::new() });
             i += 1;
         } else if b == b')' {
             let Some(frame) = stack.pop() else {
@@ -118,11 +107,7 @@ pub fn read(src: &Source, syms: &mut SymbolTable) -> Result<Sexprs, GdlError> {
             let first = out.kids.len() as u32;
             out.kids.extend_from_slice(&frame.kids);
             let id = NodeId(out.nodes.len() as u32);
-            out.nodes.push(Node::List {
-                first,
-                len: frame.kids.len() as u32,
-                span: Span::new(frame.open, i + 1),
-            });
+            out.nodes.push(Node::List { first, len: frame.kids.len() as u32, span: Span::new(frame.open, i + 1) });
             i += 1;
             match stack.last_mut() {
                 Some(parent) => parent.kids.push(id),
@@ -138,11 +123,7 @@ pub fn read(src: &Source, syms: &mut SymbolTable) -> Result<Sexprs, GdlError> {
                     } else {
                         ""
                     };
-                    return Err(err(
-                        i,
-                        i + 1,
-                        format!("unexpected character {shown:?}{hint}"),
-                    ));
+                    return Err(err(i, i + 1, format!("unexpected character {shown:?}{hint}")));
                 }
                 i += 1;
             }
@@ -155,11 +136,7 @@ pub fn read(src: &Source, syms: &mut SymbolTable) -> Result<Sexprs, GdlError> {
             let span = Span::new(start, i);
             let node = if let Some(name) = lower.strip_prefix('?') {
                 if name.is_empty() {
-                    return Err(err(
-                        start,
-                        i,
-                        "'?' must be followed by a variable name".into(),
-                    ));
+                    return Err(err(start, i, "'?' must be followed by a variable name".into()));
                 }
                 Node::Var(syms.intern(name), span)
             } else {
@@ -174,11 +151,7 @@ pub fn read(src: &Source, syms: &mut SymbolTable) -> Result<Sexprs, GdlError> {
         }
     }
     if let Some(frame) = stack.last() {
-        return Err(err(
-            frame.open,
-            text.len(),
-            "'(' is never closed (missing ')')".into(),
-        ));
+        return Err(err(frame.open, text.len(), "'(' is never closed (missing ')')".into()));
     }
     Ok(out)
 }
@@ -237,11 +210,7 @@ mod tests {
         let text = "(".repeat(MAX_DEPTH + 5);
         let e = parse(&text).unwrap_err();
         assert!(e.kind.to_string().contains("nesting deeper"));
-        let ok = format!(
-            "{}a{}",
-            "(f ".repeat(MAX_DEPTH - 1),
-            ")".repeat(MAX_DEPTH - 1)
-        );
+        let ok = format!("{}a{}", "(f ".repeat(MAX_DEPTH - 1), ")".repeat(MAX_DEPTH - 1));
         assert!(parse(&ok).is_ok());
     }
 

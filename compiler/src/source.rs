@@ -12,10 +12,7 @@ pub struct Span {
 
 impl Span {
     pub fn new(start: usize, end: usize) -> Span {
-        Span {
-            start: start as u32,
-            end: end as u32,
-        }
+        Span { start: start as u32, end: end as u32 }
     }
 }
 
@@ -60,11 +57,7 @@ impl Source {
             }
             i += 1;
         }
-        Source {
-            name: name.into(),
-            text,
-            line_starts,
-        }
+        Source { name: name.into(), text, line_starts }
     }
 
     /// 1-based line and column (in characters) of a byte offset.
@@ -75,9 +68,7 @@ impl Source {
         };
         let start = self.line_starts[line] as usize;
         let end = (offset as usize).min(self.text.len());
-        let col = String::from_utf8_lossy(&self.text[start..end])
-            .chars()
-            .count();
+        let col = String::from_utf8_lossy(&self.text[start..end]).chars().count();
         (line as u32 + 1, col as u32 + 1)
     }
 
@@ -91,12 +82,7 @@ impl Source {
         if excerpt.len() < first.len() || first.len() < raw.len() {
             excerpt.push_str(" ...");
         }
-        Loc {
-            file: self.name.clone(),
-            line,
-            col,
-            excerpt,
-        }
+        Loc { file: self.name.clone(), line, col, excerpt }
     }
 }
 

@@ -38,10 +38,7 @@ pub struct SymbolTable {
 
 impl Default for SymbolTable {
     fn default() -> Self {
-        let mut table = SymbolTable {
-            names: Vec::new(),
-            ids: FxHashMap::default(),
-        };
+        let mut table = SymbolTable { names: Vec::new(), ids: FxHashMap::default() };
         for k in KEYWORDS {
             table.intern(k);
         }

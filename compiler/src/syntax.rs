@@ -14,10 +14,7 @@ struct Builder<'a> {
 }
 
 fn is_connective(s: Sym) -> bool {
-    matches!(
-        s,
-        Sym::NOT | Sym::OR | Sym::AND | Sym::DISTINCT | Sym::IMPLIED
-    )
+    matches!(s, Sym::NOT | Sym::OR | Sym::AND | Sym::DISTINCT | Sym::IMPLIED)
 }
 
 impl Builder<'_> {
@@ -37,20 +34,16 @@ impl Builder<'_> {
                 let f = match *self.sx.node(head) {
                     Node::Sym(f, _) => f,
                     _ => {
-                        return Err(self.err(
-                            self.sx.span(head),
-                            "a function term must start with a function symbol".into(),
-                        ))
+                        return Err(
+                            self.err(self.sx.span(head), "a function term must start with a function symbol".into())
+                        )
                     }
                 };
                 if rest.is_empty() {
                     // `(f)` is read as the constant `f`, as other GDL reasoners do.
                     return Ok(Term::Const(f, span));
                 }
-                let args = rest
-                    .iter()
-                    .map(|&k| self.term(k))
-                    .collect::<Result<_, _>>()?;
+                let args = rest.iter().map(|&k| self.term(k)).collect::<Result<_, _>>()?;
                 Ok(Term::App(f, args, span))
             }
         }
@@ -60,50 +53,29 @@ impl Builder<'_> {
         match *self.sx.node(id) {
             Node::Sym(s, span) => {
                 if is_connective(s) {
-                    return Err(self.err(
-                        span,
-                        format!("'{}' cannot be used as a {what}", self.syms.name(s)),
-                    ));
+                    return Err(self.err(span, format!("'{}' cannot be used as a {what}", self.syms.name(s))));
                 }
-                Ok(Atom {
-                    rel: s,
-                    args: Vec::new(),
-                    span,
-                })
+                Ok(Atom { rel: s, args: Vec::new(), span })
             }
             Node::Var(_, span) => Err(self.err(span, format!("a variable cannot be a {what}"))),
             Node::List { span, .. } => {
                 let kids = self.sx.children(id);
                 let Some((&head, rest)) = kids.split_first() else {
-                    return Err(
-                        self.err(span, format!("empty list '()' where a {what} was expected"))
-                    );
+                    return Err(self.err(span, format!("empty list '()' where a {what} was expected")));
                 };
                 let rel = match *self.sx.node(head) {
                     Node::Sym(s, _) => s,
                     Node::Var(..) => {
-                        return Err(self.err(
-                            self.sx.span(head),
-                            "a variable cannot name a relation".into(),
-                        ))
+                        return Err(self.err(self.sx.span(head), "a variable cannot name a relation".into()))
                     }
                     Node::List { .. } => {
-                        return Err(self.err(
-                            self.sx.span(head),
-                            format!("a {what} must start with a relation name"),
-                        ))
+                        return Err(self.err(self.sx.span(head), format!("a {what} must start with a relation name")))
                     }
                 };
                 if is_connective(rel) {
-                    return Err(self.err(
-                        span,
-                        format!("'{}' cannot be used as a {what}", self.syms.name(rel)),
-                    ));
+                    return Err(self.err(span, format!("'{}' cannot be used as a {what}", self.syms.name(rel))));
                 }
-                let args = rest
-                    .iter()
-                    .map(|&k| self.term(k))
-                    .collect::<Result<_, _>>()?;
+                let args = rest.iter().map(|&k| self.term(k)).collect::<Result<_, _>>()?;
                 Ok(Atom { rel, args, span })
             }
         }
@@ -119,47 +91,24 @@ impl Builder<'_> {
                     match s {
                         Sym::NOT => {
                             if rest.len() != 1 {
-                                return Err(self.err(
-                                    span,
-                                    format!("'not' takes one literal, found {}", rest.len()),
-                                ));
+                                return Err(self.err(span, format!("'not' takes one literal, found {}", rest.len())));
                             }
                             return Ok(Literal::Not(Box::new(self.literal(rest[0])?), span));
                         }
                         Sym::DISTINCT => {
                             if rest.len() != 2 {
-                                return Err(self.err(
-                                    span,
-                                    format!("'distinct' takes two terms, found {}", rest.len()),
-                                ));
+                                return Err(self.err(span, format!("'distinct' takes two terms, found {}", rest.len())));
                             }
-                            return Ok(Literal::Distinct(
-                                self.term(rest[0])?,
-                                self.term(rest[1])?,
-                                span,
-                            ));
+                            return Ok(Literal::Distinct(self.term(rest[0])?, self.term(rest[1])?, span));
                         }
                         Sym::OR | Sym::AND => {
                             if rest.is_empty() {
-                                return Err(
-                                    self.err(span, format!("'{name}' needs at least one literal"))
-                                );
+                                return Err(self.err(span, format!("'{name}' needs at least one literal")));
                             }
-                            let lits = rest
-                                .iter()
-                                .map(|&k| self.literal(k))
-                                .collect::<Result<_, _>>()?;
-                            return Ok(if s == Sym::OR {
-                                Literal::Or(lits, span)
-                            } else {
-                                Literal::And(lits, span)
-                            });
+                            let lits = rest.iter().map(|&k| self.literal(k)).collect::<Result<_, _>>()?;
+                            return Ok(if s == Sym::OR { Literal::Or(lits, span) } else { Literal::And(lits, span) });
                         }
-                        Sym::IMPLIED => {
-                            return Err(
-                                self.err(span, "'<=' cannot appear inside a rule body".into())
-                            )
-                        }
+                        Sym::IMPLIED => return Err(self.err(span, "'<=' cannot appear inside a rule body".into())),
                         _ => {}
                     }
                 }
@@ -177,32 +126,21 @@ impl Builder<'_> {
                     return Err(self.err(span, "'<=' needs a head".into()));
                 };
                 let head = self.atom(h, "rule head")?;
-                let body = kids[2..]
-                    .iter()
-                    .map(|&k| self.literal(k))
-                    .collect::<Result<_, _>>()?;
+                let body = kids[2..].iter().map(|&k| self.literal(k)).collect::<Result<_, _>>()?;
                 return Ok(Rule { head, body, span });
             }
         }
         if let Node::Var(_, s) = *self.sx.node(id) {
             return Err(self.err(s, "a variable on its own is not a sentence".into()));
         }
-        Ok(Rule {
-            head: self.atom(id, "fact")?,
-            body: Vec::new(),
-            span,
-        })
+        Ok(Rule { head: self.atom(id, "fact")?, body: Vec::new(), span })
     }
 }
 
 /// Builds the syntax tree of every top-level form.
 pub fn build(src: &Source, sx: &Sexprs, syms: &SymbolTable) -> Result<Description, GdlError> {
     let b = Builder { src, sx, syms };
-    let rules = sx
-        .top
-        .iter()
-        .map(|&id| b.rule(id))
-        .collect::<Result<_, _>>()?;
+    let rules = sx.top.iter().map(|&id| b.rule(id)).collect::<Result<_, _>>()?;
     Ok(Description { rules })
 }
 

@@ -75,21 +75,12 @@ impl TermPool {
         if let Some(t) = self.lookup(h, functor, args) {
             return Ok(t);
         }
-        let depth = 1 + args
-            .iter()
-            .map(|a| self.nodes[a.0 as usize].depth)
-            .max()
-            .unwrap_or(0);
+        let depth = 1 + args.iter().map(|a| self.nodes[a.0 as usize].depth).max().unwrap_or(0);
         if depth > MAX_TERM_DEPTH {
             return Err(TooDeep);
         }
         let t = TermId(self.nodes.len() as u32);
-        self.nodes.push(Node {
-            functor,
-            start: self.args.len() as u32,
-            len: args.len() as u32,
-            depth,
-        });
+        self.nodes.push(Node { functor, start: self.args.len() as u32, len: args.len() as u32, depth });
         self.args.extend_from_slice(args);
         self.index.entry(h).or_default().push(t);
         Ok(t)
@@ -101,11 +92,7 @@ impl TermPool {
     }
 
     fn lookup(&self, h: u64, functor: Sym, args: &[TermId]) -> Option<TermId> {
-        self.index
-            .get(&h)?
-            .iter()
-            .copied()
-            .find(|&t| self.functor(t) == functor && self.args(t) == args)
+        self.index.get(&h)?.iter().copied().find(|&t| self.functor(t) == functor && self.args(t) == args)
     }
 
     pub fn functor(&self, t: TermId) -> Sym {

@@ -8,9 +8,7 @@
 
 use crate::ast::{Atom, Description, Literal, Rule, Term};
 use crate::error::{ErrorKind, GdlError};
-use crate::game::{
-    AtomPat, Clause, Game, Layer, Lit, Pat, RelId, Relation, Stratum, KEYWORD_RELATIONS,
-};
+use crate::game::{AtomPat, Clause, Game, Layer, Lit, Pat, RelId, Relation, Stratum, KEYWORD_RELATIONS};
 use crate::normal::{dnf, Leaf, MAX_DISJUNCTS};
 use crate::source::{Source, Span};
 use crate::symbol::{Sym, SymbolTable};
@@ -27,8 +25,7 @@ pub fn load(name: &str, text: impl Into<Vec<u8>>) -> Result<Game, GdlError> {
 /// Reads a game from a file. Errors name the file.
 pub fn load_file(path: &std::path::Path) -> Result<Game, GdlError> {
     let name = path.display().to_string();
-    let text =
-        std::fs::read(path).map_err(|e| GdlError::in_file(&name, ErrorKind::Io(e.to_string())))?;
+    let text = std::fs::read(path).map_err(|e| GdlError::in_file(&name, ErrorKind::Io(e.to_string())))?;
     load(&name, text)
 }
 
@@ -55,12 +52,7 @@ pub fn validate(src: &Source, desc: &Description, syms: SymbolTable) -> Result<G
     };
     for (name, arity) in KEYWORD_RELATIONS {
         v.rel_ids.insert(name, RelId(v.relations.len() as u32));
-        v.relations.push(Relation {
-            name,
-            arity,
-            layer: Layer::Static,
-            defined: false,
-        });
+        v.relations.push(Relation { name, arity, layer: Layer::Static, defined: false });
         v.rel_first.push(None);
     }
     let rules = v.usable_rules(desc);
@@ -78,11 +70,7 @@ pub fn validate(src: &Source, desc: &Description, syms: SymbolTable) -> Result<G
     let strata = v.stratify(&clauses)?;
     v.check_dependencies(&clauses)?;
     v.check_required(&roles)?;
-    let Validator {
-        relations,
-        warnings,
-        ..
-    } = v;
+    let Validator { relations, warnings, .. } = v;
     Ok(Game {
         name: src.name.clone(),
         symbols: syms,
@@ -104,9 +92,10 @@ impl Validator<'_> {
     /// them do not have the standard form (they are only hints, and older
     /// files use other forms of them).
     fn usable_rules<'d>(&mut self, desc: &'d Description) -> Vec<&'d Rule> {
-        let malformed = desc.rules.iter().find(|r| {
-            is_hint(r.head.rel) && r.head.args.len() != if r.head.rel == Sym::BASE { 1 } else { 2 }
-        });
+        let malformed = desc
+            .rules
+            .iter()
+            .find(|r| is_hint(r.head.rel) && r.head.args.len() != if r.head.rel == Sym::BASE { 1 } else { 2 });
         match malformed {
             Some(r) => {
                 self.warnings.push(format!(
@@ -144,16 +133,9 @@ impl Validator<'_> {
                 let r = &self.relations[id.index()];
                 if r.arity != arity {
                     let msg = if id.index() < KEYWORD_RELATIONS.len() {
-                        format!(
-                            "`{}` takes {} argument(s), found {}",
-                            self.name(a.rel),
-                            r.arity,
-                            arity
-                        )
+                        format!("`{}` takes {} argument(s), found {}", self.name(a.rel), r.arity, arity)
                     } else {
-                        let first = self.rel_first[id.index()]
-                            .map(|s| self.at(s))
-                            .unwrap_or_default();
+                        let first = self.rel_first[id.index()].map(|s| self.at(s)).unwrap_or_default();
                         format!(
                             "relation `{}` is used with {} argument(s) here but with {} at {}",
                             self.name(a.rel),
@@ -171,12 +153,7 @@ impl Validator<'_> {
             None => {
                 let id = RelId(self.relations.len() as u32);
                 self.rel_ids.insert(a.rel, id);
-                self.relations.push(Relation {
-                    name: a.rel,
-                    arity,
-                    layer: Layer::Static,
-                    defined: false,
-                });
+                self.relations.push(Relation { name: a.rel, arity, layer: Layer::Static, defined: false });
                 self.rel_first.push(Some(a.span));
             }
         }
@@ -229,18 +206,12 @@ impl Validator<'_> {
     fn check_gdl_ii(&self, rules: &[&Rule]) -> Result<(), GdlError> {
         if let Some(&id) = self.rel_ids.get(&Sym::SEES) {
             let span = self.rel_first[id.index()].unwrap_or_default();
-            return Err(self.err(
-                span,
-                ErrorKind::GdlII("the game uses `sees` (imperfect information)".into()),
-            ));
+            return Err(self.err(span, ErrorKind::GdlII("the game uses `sees` (imperfect information)".into())));
         }
         for r in rules {
             if r.head.rel == Sym::ROLE {
                 if let [Term::Const(Sym::RANDOM, span)] = r.head.args[..] {
-                    return Err(self.err(
-                        span,
-                        ErrorKind::GdlII("the role `random` is GDL-II's chance player".into()),
-                    ));
+                    return Err(self.err(span, ErrorKind::GdlII("the role `random` is GDL-II's chance player".into())));
                 }
             }
         }
@@ -251,10 +222,7 @@ impl Validator<'_> {
         let mut roles: Vec<Sym> = Vec::new();
         for r in rules.iter().filter(|r| r.head.rel == Sym::ROLE) {
             if !r.body.is_empty() {
-                return Err(self.err(
-                    r.span,
-                    ErrorKind::Placement("roles must be given as facts, not rules".into()),
-                ));
+                return Err(self.err(r.span, ErrorKind::Placement("roles must be given as facts, not rules".into())));
             }
             match r.head.args[..] {
                 [Term::Const(s, span)] => {
@@ -264,12 +232,7 @@ impl Validator<'_> {
                     }
                     roles.push(s);
                 }
-                _ => {
-                    return Err(self.err(
-                        r.head.span,
-                        ErrorKind::Placement("a role must be a constant".into()),
-                    ))
-                }
+                _ => return Err(self.err(r.head.span, ErrorKind::Placement("a role must be a constant".into()))),
             }
         }
         Ok(roles)
@@ -309,9 +272,7 @@ impl Validator<'_> {
         let mut out = Vec::new();
         for rule in rules {
             let conjs = dnf(&rule.body).map_err(|span| {
-                let msg = format!(
-                    "this rule expands into more than {MAX_DISJUNCTS} alternatives (too many `or`)"
-                );
+                let msg = format!("this rule expands into more than {MAX_DISJUNCTS} alternatives (too many `or`)");
                 self.err(span, ErrorKind::TooLarge(msg))
             })?;
             let branches = conjs.len();
@@ -320,11 +281,7 @@ impl Validator<'_> {
                     Ok(c) => out.push(c),
                     // An unsafe hint is dropped, not fatal: hints are optional.
                     Err(e) if is_hint(rule.head.rel) => {
-                        self.warnings.push(format!(
-                            "`{}` rule ignored: {}",
-                            self.name(rule.head.rel),
-                            e.kind
-                        ));
+                        self.warnings.push(format!("`{}` rule ignored: {}", self.name(rule.head.rel), e.kind));
                     }
                     Err(e) => return Err(e),
                 }
@@ -363,11 +320,7 @@ impl Validator<'_> {
             }
         }
         if let Some((v, span, place)) = unsafe_var {
-            let branch = if branched {
-                " (in one branch of its `or`)"
-            } else {
-                ""
-            };
+            let branch = if branched { " (in one branch of its `or`)" } else { "" };
             let msg = format!(
                 "variable ?{} in {place} does not occur in any positive literal of the rule body{branch}",
                 self.name(v)
@@ -385,176 +338,27 @@ impl Validator<'_> {
                 Leaf::Same(x, y, _) => Lit::Same(vars.pat(x), vars.pat(y)),
             })
             .collect();
-        Ok(Clause {
-            head,
-            body,
-            var_names: vars.names,
-            loc: self.src.loc(rule.span),
-        })
+        Ok(Clause { head, body, var_names: vars.names, loc: self.src.loc(rule.span) })
     }
 
     fn atom_pat(&self, a: &Atom, vars: &mut VarNumbering) -> AtomPat {
-        AtomPat {
-            rel: self.rel(a.rel),
-            args: a.args.iter().map(|t| vars.pat(t)).collect(),
-        }
+        AtomPat { rel: self.rel(a.rel), args: a.args.iter().map(|t| vars.pat(t)).collect() }
     }
 
-    /// Orders the clauses into strata and refuses recursion through `not`.
-    /// Also sets every relation's layer.
-    ///
-    /// Stratification is checked on relation *instances*: a relation whose
-    /// clause heads all have constants at some argument positions is split
-    /// by those constants. So the common puzzle idiom
-    /// `(<= (goal robot 100) (not (goal robot 0)))` is accepted: `goal robot
-    /// 100` depends on `goal robot 0`, not on itself.
+    /// Orders the clauses into strata (see [`crate::strata`]) and turns a
+    /// cycle through `not` into an error naming the relations on it.
     fn stratify(&mut self, clauses: &[Clause]) -> Result<Vec<Stratum>, GdlError> {
-        let nrel = self.relations.len();
-        self.set_layers(clauses);
-        // Positions where every head of the relation holds a constant.
-        let mut split: Vec<Option<Vec<usize>>> = vec![None; nrel];
-        for c in clauses {
-            let r = c.head.rel.index();
-            let consts: Vec<usize> = (0..c.head.args.len())
-                .filter(|&i| matches!(c.head.args[i], Pat::Const(_)))
-                .collect();
-            split[r] = Some(match split[r].take() {
-                None => consts,
-                Some(prev) => prev.into_iter().filter(|i| consts.contains(i)).collect(),
-            });
-        }
-        let key = |args: &[Pat], pos: &[usize]| -> Option<Vec<Sym>> {
-            pos.iter()
-                .map(|&i| match &args[i] {
-                    Pat::Const(s) => Some(*s),
-                    _ => None,
-                })
-                .collect()
-        };
-        // Nodes: (relation, constants at its split positions).
-        let mut node_ids: FxHashMap<(RelId, Vec<Sym>), u32> = FxHashMap::default();
-        let mut node_rel: Vec<RelId> = Vec::new();
-        let mut rel_nodes: Vec<Vec<(Vec<Sym>, u32)>> = vec![Vec::new(); nrel];
-        let mut head_node = Vec::with_capacity(clauses.len());
-        for c in clauses {
-            let pos = split[c.head.rel.index()].as_deref().unwrap_or(&[]);
-            let k = key(&c.head.args, pos).unwrap_or_default();
-            let id = *node_ids.entry((c.head.rel, k.clone())).or_insert_with(|| {
-                node_rel.push(c.head.rel);
-                rel_nodes[c.head.rel.index()].push((k, node_rel.len() as u32 - 1));
-                node_rel.len() as u32 - 1
-            });
-            head_node.push(id);
-        }
-        for r in 0..nrel {
-            if rel_nodes[r].is_empty() {
-                node_rel.push(RelId(r as u32));
-                rel_nodes[r].push((Vec::new(), node_rel.len() as u32 - 1));
-            }
-        }
-        // The nodes a body atom may read.
-        let reads = |a: &AtomPat| -> Vec<u32> {
-            let pos = split[a.rel.index()].as_deref().unwrap_or(&[]);
-            rel_nodes[a.rel.index()]
-                .iter()
-                .filter(|(k, _)| {
-                    pos.iter().zip(k).all(|(&i, want)| match &a.args[i] {
-                        Pat::Const(s) => s == want,
-                        Pat::Var(_) => true,
-                        Pat::App(..) => false,
-                    })
-                })
-                .map(|&(_, n)| n)
-                .collect()
-        };
-        let mut succ: Vec<Vec<u32>> = vec![Vec::new(); node_rel.len()];
-        for (ci, c) in clauses.iter().enumerate() {
-            for l in &c.body {
-                if let Lit::Pos(a) | Lit::Neg(a) = l {
-                    succ[head_node[ci] as usize].extend(reads(a));
-                }
-            }
-        }
-        for s in &mut succ {
-            s.sort_unstable();
-            s.dedup();
-        }
-        let comps = crate::graph::sccs(&succ);
-        let mut comp_of = vec![0usize; node_rel.len()];
-        for (i, comp) in comps.iter().enumerate() {
-            for &n in comp {
-                comp_of[n as usize] = i;
-            }
-        }
-        let mut comp_clauses: Vec<Vec<usize>> = vec![Vec::new(); comps.len()];
-        for (ci, c) in clauses.iter().enumerate() {
-            let hc = comp_of[head_node[ci] as usize];
-            comp_clauses[hc].push(ci);
-            for l in &c.body {
-                let Lit::Neg(a) = l else { continue };
-                if reads(a).iter().any(|&n| comp_of[n as usize] == hc) {
-                    let mut cycle: Vec<&str> = comps[hc]
-                        .iter()
-                        .map(|&n| self.name(self.relations[node_rel[n as usize].index()].name))
-                        .collect();
-                    cycle.dedup();
-                    let head = self.name(self.relations[c.head.rel.index()].name);
-                    let neg = self.name(self.relations[a.rel.index()].name);
-                    let msg = format!(
-                        "`{head}` is defined using `(not ({neg} ...))`, but `{neg}` depends on `{head}` again (relations on the cycle: {})",
-                        cycle.join(", ")
-                    );
-                    return Err(GdlError::at(c.loc.clone(), ErrorKind::Unstratified(msg)));
-                }
-            }
-        }
-        let mut strata = Vec::with_capacity(comps.len());
-        for (i, comp) in comps.iter().enumerate() {
-            let mut rels: Vec<RelId> = comp.iter().map(|&n| node_rel[n as usize]).collect();
-            rels.sort_unstable();
-            rels.dedup();
-            let layer = rels
-                .iter()
-                .map(|r| self.relations[r.index()].layer)
-                .max()
-                .unwrap_or(Layer::Static);
-            let recursive = comp.len() > 1 || succ[comp[0] as usize].contains(&comp[0]);
-            strata.push(Stratum {
-                rels,
-                clauses: std::mem::take(&mut comp_clauses[i]),
-                recursive,
-                layer,
-            });
-        }
-        Ok(strata)
-    }
-
-    /// A relation's layer is the highest layer of what its clauses read
-    /// (`true` is `State`, `does` is `Move`), computed on whole relations.
-    fn set_layers(&mut self, clauses: &[Clause]) {
-        let n = self.relations.len();
-        let mut succ: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for c in clauses {
-            for l in &c.body {
-                if let Lit::Pos(a) | Lit::Neg(a) = l {
-                    succ[c.head.rel.index()].push(a.rel.0);
-                }
-            }
-        }
-        self.relations[RelId::TRUE.index()].layer = Layer::State;
-        self.relations[RelId::DOES.index()].layer = Layer::Move;
-        for comp in crate::graph::sccs(&succ) {
-            let mut layer = Layer::Static;
-            for &r in &comp {
-                layer = layer.max(self.relations[r as usize].layer);
-                for &d in &succ[r as usize] {
-                    layer = layer.max(self.relations[d as usize].layer);
-                }
-            }
-            for &r in &comp {
-                self.relations[r as usize].layer = layer;
-            }
-        }
+        crate::strata::set_layers(&mut self.relations, clauses);
+        crate::strata::stratify(&self.relations, clauses).map_err(|u| {
+            let name = |r: RelId| self.name(self.relations[r.index()].name);
+            let cycle: Vec<&str> = u.cycle.iter().map(|&r| name(r)).collect();
+            let (head, neg) = (name(u.head), name(u.neg));
+            let msg = format!(
+                "`{head}` is defined using `(not ({neg} ...))`, but `{neg}` depends on `{head}` again (relations on the cycle: {})",
+                cycle.join(", ")
+            );
+            GdlError::at(clauses[u.clause].loc.clone(), ErrorKind::Unstratified(msg))
+        })
     }
 
     /// `legal`, `goal`, `terminal` and `init` may not depend on `does`;
@@ -570,11 +374,7 @@ impl Validator<'_> {
             if layer <= limit {
                 continue;
             }
-            let target = if layer == Layer::Move {
-                RelId::DOES
-            } else {
-                RelId::TRUE
-            };
+            let target = if layer == Layer::Move { RelId::DOES } else { RelId::TRUE };
             let (path, loc) = self.dependency_path(clauses, rel, target);
             let msg = format!(
                 "`{}` must not depend on `{}`, but it does: {}",
@@ -593,12 +393,7 @@ impl Validator<'_> {
 
     /// A shortest chain of relations from `from` to `to`, and the location
     /// of the first rule on it.
-    fn dependency_path(
-        &self,
-        clauses: &[Clause],
-        from: RelId,
-        to: RelId,
-    ) -> (String, Option<crate::source::Loc>) {
+    fn dependency_path(&self, clauses: &[Clause], from: RelId, to: RelId) -> (String, Option<crate::source::Loc>) {
         let n = self.relations.len();
         let mut parent: Vec<Option<(RelId, usize)>> = vec![None; n];
         let mut seen = vec![false; n];
@@ -629,50 +424,28 @@ impl Validator<'_> {
             cur = p;
         }
         chain.reverse();
-        let names: Vec<&str> = chain
-            .iter()
-            .map(|r| self.name(self.relations[r.index()].name))
-            .collect();
-        (
-            names.join(" -> "),
-            first_clause.map(|ci| clauses[ci].loc.clone()),
-        )
+        let names: Vec<&str> = chain.iter().map(|r| self.name(self.relations[r.index()].name)).collect();
+        (names.join(" -> "), first_clause.map(|ci| clauses[ci].loc.clone()))
     }
 
     fn check_required(&mut self, roles: &[Sym]) -> Result<(), GdlError> {
         if roles.is_empty() {
-            return Err(GdlError::in_file(
-                &self.src.name,
-                ErrorKind::Missing("the game declares no `role`".into()),
-            ));
+            return Err(GdlError::in_file(&self.src.name, ErrorKind::Missing("the game declares no `role`".into())));
         }
         for rel in [RelId::LEGAL, RelId::GOAL, RelId::TERMINAL] {
             if !self.relations[rel.index()].defined {
-                let msg = format!(
-                    "the game has no `{}` rules",
-                    self.name(self.relations[rel.index()].name)
-                );
+                let msg = format!("the game has no `{}` rules", self.name(self.relations[rel.index()].name));
                 return Err(GdlError::in_file(&self.src.name, ErrorKind::Missing(msg)));
             }
         }
         if !self.relations[RelId::INIT.index()].defined {
-            self.warnings
-                .push("no `init` facts: the initial state is empty".into());
+            self.warnings.push("no `init` facts: the initial state is empty".into());
         }
-        for (i, r) in self
-            .relations
-            .iter()
-            .enumerate()
-            .skip(KEYWORD_RELATIONS.len())
-        {
+        for (i, r) in self.relations.iter().enumerate().skip(KEYWORD_RELATIONS.len()) {
             if !r.defined {
-                let at = self.rel_first[i]
-                    .map(|s| format!(" (first used at {})", self.at(s)))
-                    .unwrap_or_default();
-                self.warnings.push(format!(
-                    "relation `{}` is never defined, so it is always false{at}",
-                    self.name(r.name)
-                ));
+                let at = self.rel_first[i].map(|s| format!(" (first used at {})", self.at(s))).unwrap_or_default();
+                self.warnings
+                    .push(format!("relation `{}` is never defined, so it is always false{at}", self.name(r.name)));
             }
         }
         Ok(())
@@ -738,22 +511,10 @@ mod tests {
     #[test]
     fn unsafe_rules_are_refused() {
         assert_eq!(category(&format!("{MINI} (<= (p ?x) (true q))")), "unsafe");
-        assert_eq!(
-            category(&format!("{MINI} (<= (p) (true q) (not (r ?x)))")),
-            "unsafe"
-        );
-        assert_eq!(
-            category(&format!("{MINI} (<= (p) (true q) (distinct ?x a))")),
-            "unsafe"
-        );
-        assert_eq!(
-            category(&format!("{MINI} (<= (p ?x) (or (r ?x) (true q)))")),
-            "unsafe"
-        );
-        assert_eq!(
-            category(&format!("{MINI} (r 1) (<= (p ?x) (or (r ?x) (r ?x)))")),
-            "valid"
-        );
+        assert_eq!(category(&format!("{MINI} (<= (p) (true q) (not (r ?x)))")), "unsafe");
+        assert_eq!(category(&format!("{MINI} (<= (p) (true q) (distinct ?x a))")), "unsafe");
+        assert_eq!(category(&format!("{MINI} (<= (p ?x) (or (r ?x) (true q)))")), "unsafe");
+        assert_eq!(category(&format!("{MINI} (r 1) (<= (p ?x) (or (r ?x) (r ?x)))")), "valid");
         let e = load_str(&format!("{MINI}\n(<= (p ?x) (true q))")).unwrap_err();
         assert!(e.to_string().contains("?x"), "{e}");
         assert_eq!(e.loc.unwrap().line, 2);
@@ -763,62 +524,38 @@ mod tests {
     fn negation_must_be_stratified() {
         let e = load_str(&format!("{MINI} (<= (p) (true q) (not (s))) (<= (s) (p))")).unwrap_err();
         assert_eq!(e.kind.category(), "unstratified");
-        assert!(
-            e.to_string().contains("p, s") || e.to_string().contains("s, p"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("p, s") || e.to_string().contains("s, p"), "{e}");
         // Recursion without negation is fine, and so is negation of a lower stratum.
         assert_eq!(category(&format!("{MINI} (e 1 2) (<= (r ?x ?y) (e ?x ?y)) (<= (r ?x ?z) (r ?x ?y) (e ?y ?z)) (<= (n ?x) (e ?x ?y) (not (r ?y ?x)))")), "valid");
     }
 
     #[test]
     fn keyword_placement() {
-        assert_eq!(
-            category(&format!("{MINI} (<= (true z) (true p))")),
-            "placement"
-        );
+        assert_eq!(category(&format!("{MINI} (<= (true z) (true p))")), "placement");
         assert_eq!(category(&format!("{MINI} (<= (p) (next q))")), "placement");
-        assert_eq!(
-            category(&format!("{MINI} (<= (legal a stop) (does a go))")),
-            "placement"
-        );
-        assert_eq!(
-            category(&format!("{MINI} (<= (h) (does a go)) (<= (goal a 0) (h))")),
-            "placement"
-        );
-        assert_eq!(
-            category(&format!("{MINI} (<= (init z) (true p))")),
-            "placement"
-        );
+        assert_eq!(category(&format!("{MINI} (<= (legal a stop) (does a go))")), "placement");
+        assert_eq!(category(&format!("{MINI} (<= (h) (does a go)) (<= (goal a 0) (h))")), "placement");
+        assert_eq!(category(&format!("{MINI} (<= (init z) (true p))")), "placement");
         let e = load_str(&format!("{MINI} (<= (h) (does a go)) (<= terminal (h))")).unwrap_err();
         assert!(e.to_string().contains("terminal -> h -> does"), "{e}");
     }
 
     #[test]
     fn required_relations_and_gdl_ii() {
-        assert_eq!(
-            category("(role a) (init p) (<= terminal (true p)) (goal a 1)"),
-            "missing"
-        );
-        assert_eq!(
-            category("(init p) (legal a b) (<= terminal (true p)) (goal a 1)"),
-            "missing"
-        );
-        assert_eq!(
-            category(&format!("{MINI} (<= (sees a p) (true p))")),
-            "gdl-ii"
-        );
+        assert_eq!(category("(role a) (init p) (<= terminal (true p)) (goal a 1)"), "missing");
+        assert_eq!(category("(init p) (legal a b) (<= terminal (true p)) (goal a 1)"), "missing");
+        assert_eq!(category(&format!("{MINI} (<= (sees a p) (true p))")), "gdl-ii");
         assert_eq!(category(&format!("{MINI} (role random)")), "gdl-ii");
         let g = load_str("(role a) (legal a go) (<= terminal (true p)) (goal a 1)").unwrap();
-        assert!(g
-            .warnings
-            .iter()
-            .any(|w| w.contains("initial state is empty")));
+        assert!(g.warnings.iter().any(|w| w.contains("initial state is empty")));
     }
 
     #[test]
     fn strata_put_dependencies_first() {
-        let g = load_str(&format!("{MINI} (e 1 2) (<= (r ?x) (e ?x ?y)) (<= (s ?x) (r ?x) (not (t ?x))) (<= (t ?x) (e ?x ?x))")).unwrap();
+        let g = load_str(&format!(
+            "{MINI} (e 1 2) (<= (r ?x) (e ?x ?y)) (<= (s ?x) (r ?x) (not (t ?x))) (<= (t ?x) (e ?x ?x))"
+        ))
+        .unwrap();
         let pos = |name: &str| {
             let r = g.relation_by_name(name).unwrap();
             g.strata.iter().position(|s| s.rels.contains(&r)).unwrap()
@@ -829,31 +566,24 @@ mod tests {
     #[test]
     fn instance_split_stratification() {
         // The puzzle idiom: goal 100 is the negation of goal 0.
-        let g = load_str("(role r) (init p) (<= (legal r go) (true p)) (<= (next p) (true p)) (<= terminal (true p)) \
-                          (<= (goal r 0) (true q)) (<= (goal r 100) (not (goal r 0)))");
+        let g = load_str(
+            "(role r) (init p) (<= (legal r go) (true p)) (<= (next p) (true p)) (<= terminal (true p)) \
+                          (<= (goal r 0) (true q)) (<= (goal r 100) (not (goal r 0)))",
+        );
         assert!(g.is_ok(), "{:?}", g.err());
         // But a real cycle through `not` on the same instance is refused.
-        let e = load_str("(role r) (init p) (<= (legal r go) (true p)) (<= (next p) (true p)) (<= terminal (true p)) \
-                          (<= (goal r 0) (not (goal ?x 100)) (role ?x)) (<= (goal r 100) (not (goal r 0)))");
+        let e = load_str(
+            "(role r) (init p) (<= (legal r go) (true p)) (<= (next p) (true p)) (<= terminal (true p)) \
+                          (<= (goal r 0) (not (goal ?x 100)) (role ?x)) (<= (goal r 100) (not (goal r 0)))",
+        );
         assert_eq!(e.unwrap_err().kind.category(), "unstratified");
     }
 
     #[test]
     fn malformed_hints_are_ignored() {
-        let g = load_str(&format!(
-            "{MINI} (base control (player x o)) (<= (base (cell ?x)) (true p))"
-        ))
-        .unwrap();
-        assert!(
-            g.warnings.iter().any(|w| w.contains("ignored")),
-            "{:?}",
-            g.warnings
-        );
+        let g = load_str(&format!("{MINI} (base control (player x o)) (<= (base (cell ?x)) (true p))")).unwrap();
+        assert!(g.warnings.iter().any(|w| w.contains("ignored")), "{:?}", g.warnings);
         let g = load_str(&format!("{MINI} (<= (base (cell ?x)) (true p)) (base p)")).unwrap();
-        assert!(
-            g.warnings.iter().any(|w| w.contains("ignored")),
-            "{:?}",
-            g.warnings
-        );
+        assert!(g.warnings.iter().any(|w| w.contains("ignored")), "{:?}", g.warnings);
     }
 }

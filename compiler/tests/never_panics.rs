@@ -8,10 +8,7 @@ use std::path::PathBuf;
 fn check(bytes: &[u8]) {
     if let Err(e) = propel_compiler::load("fuzz.kif", bytes.to_vec()) {
         let text = e.to_string();
-        assert!(
-            text.starts_with("fuzz.kif"),
-            "error must name the file: {text}"
-        );
+        assert!(text.starts_with("fuzz.kif"), "error must name the file: {text}");
         if let Some(loc) = &e.loc {
             assert!(loc.line >= 1 && loc.col >= 1);
         }

@@ -48,16 +48,16 @@ fn check_valid_game() {
     let o = propel(&["check", "games/tictactoe.kif"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    assert!(
-        out.contains("valid") && out.contains("xplayer oplayer"),
-        "{out}"
-    );
+    assert!(out.contains("valid") && out.contains("xplayer oplayer"), "{out}");
     assert!(out.contains("rules:"), "{out}");
 }
 
 #[test]
 fn check_invalid_game_names_file_line_column() {
-    let bad = temp_file("bad.kif", "(role a)\n(init p)\n(<= (legal a go) (true p))\n(<= (next ?x) (true p))\n(<= terminal (true p))\n(goal a 1)\n");
+    let bad = temp_file(
+        "bad.kif",
+        "(role a)\n(init p)\n(<= (legal a go) (true p))\n(<= (next ?x) (true p))\n(<= terminal (true p))\n(goal a 1)\n",
+    );
     let o = propel(&["check", bad.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
@@ -95,10 +95,7 @@ fn trace_format_and_determinism() {
     let b = propel(&["trace", "games/tictactoe.kif", "--seed", "42"]);
     assert!(a.status.success());
     assert_eq!(stdout(&a), stdout(&b), "same seed, same trace");
-    let lines: Vec<Value> = stdout(&a)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines: Vec<Value> = stdout(&a).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert!(lines.len() >= 6);
     for (i, l) in lines.iter().enumerate() {
         let keys: Vec<&str> = l.as_object().unwrap().keys().map(|k| k.as_str()).collect();
@@ -110,12 +107,7 @@ fn trace_format_and_determinism() {
         };
         assert_eq!(keys, want, "line {i}");
         assert_eq!(l["step"], i);
-        let state: Vec<&str> = l["state"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s.as_str().unwrap())
-            .collect();
+        let state: Vec<&str> = l["state"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
         let mut sorted = state.clone();
         sorted.sort();
         assert_eq!(state, sorted, "state sorted");
@@ -131,24 +123,11 @@ fn trace_format_and_determinism() {
 
 #[test]
 fn trace_step_limit() {
-    let o = propel(&[
-        "trace",
-        "games/breakthrough.kif",
-        "--seed",
-        "1",
-        "--max-steps",
-        "3",
-    ]);
+    let o = propel(&["trace", "games/breakthrough.kif", "--seed", "1", "--max-steps", "3"]);
     assert!(o.status.success());
-    let lines: Vec<Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines: Vec<Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 3);
-    assert!(
-        lines[2].get("joint").is_none(),
-        "a cut-off last line has no joint move"
-    );
+    assert!(lines[2].get("joint").is_none(), "a cut-off last line has no joint move");
 }
 
 #[test]
@@ -167,42 +146,19 @@ fn trace_reports_undefined_and_multiple_goals() {
 
 #[test]
 fn playouts_json() {
-    let o = propel(&[
-        "playouts",
-        "games/tictactoe.kif",
-        "--seconds",
-        "0.2",
-        "--json",
-    ]);
+    let o = propel(&["playouts", "games/tictactoe.kif", "--seconds", "0.2", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
-    assert_eq!(
-        keys,
-        [
-            "game",
-            "machine",
-            "playouts",
-            "seconds",
-            "playouts_per_s",
-            "states_per_s",
-            "avg_length"
-        ]
-    );
+    assert_eq!(keys, ["game", "machine", "playouts", "seconds", "playouts_per_s", "states_per_s", "avg_length"]);
     assert!(v["playouts"].as_u64().unwrap() > 0);
     let len = v["avg_length"].as_f64().unwrap();
-    assert!(
-        (5.0..=9.0).contains(&len),
-        "tic-tac-toe games last 5 to 9 moves, got {len}"
-    );
+    assert!((5.0..=9.0).contains(&len), "tic-tac-toe games last 5 to 9 moves, got {len}");
 }
 
 #[test]
 fn playouts_warn_once_about_undefined_goals() {
-    let g = temp_file(
-        "nogoal.kif",
-        "(role a) (init s) (legal a go) (<= terminal (true s)) (<= (goal a 50) (true z))",
-    );
+    let g = temp_file("nogoal.kif", "(role a) (init s) (legal a go) (<= terminal (true s)) (<= (goal a 50) (true z))");
     let o = propel(&["playouts", g.to_str().unwrap(), "--seconds", "0.05"]);
     assert!(o.status.success());
     assert_eq!(stderr(&o).matches("undefined").count(), 1, "{}", stderr(&o));
@@ -215,25 +171,11 @@ fn corpus_command_on_a_small_folder() {
     std::fs::copy(root().join("games/tictactoe.kif"), dir.join("ttt.kif")).unwrap();
     std::fs::write(dir.join("sub/broken.kif"), "(role a) (legal a (go").unwrap();
     let tsv = dir.join("out.tsv");
-    let o = propel(&[
-        "corpus",
-        dir.to_str().unwrap(),
-        "--tsv",
-        tsv.to_str().unwrap(),
-        "--timeout",
-        "30",
-    ]);
+    let o = propel(&["corpus", dir.to_str().unwrap(), "--tsv", tsv.to_str().unwrap(), "--timeout", "30"]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     let text = std::fs::read_to_string(&tsv).unwrap();
     assert!(text.starts_with("file\tverdict\troles\tcategory\terror\n"));
-    assert!(
-        text.contains("sub/broken.kif\trejected\t0\tsyntax\t"),
-        "{text}"
-    );
+    assert!(text.contains("sub/broken.kif\trejected\t0\tsyntax\t"), "{text}");
     assert!(text.contains("ttt.kif\tvalid\t2\t"), "{text}");
-    assert!(
-        stdout(&o).contains("2 files: 1 rejected, 1 valid"),
-        "{}",
-        stdout(&o)
-    );
+    assert!(stdout(&o).contains("2 files: 1 rejected, 1 valid"), "{}", stdout(&o));
 }

@@ -63,28 +63,14 @@ pub trait StateMachine {
     fn is_terminal(&mut self, s: &Self::State) -> Result<bool, MachineError>;
 
     /// Replaces `out` with the legal moves of `role` in `s` (no duplicates).
-    fn legal_moves(
-        &mut self,
-        s: &Self::State,
-        role: usize,
-        out: &mut Vec<Self::Move>,
-    ) -> Result<(), MachineError>;
+    fn legal_moves(&mut self, s: &Self::State, role: usize, out: &mut Vec<Self::Move>) -> Result<(), MachineError>;
 
     /// The state after `joint` (one move per role, in role order).
-    fn next_state(
-        &mut self,
-        s: &Self::State,
-        joint: &[Self::Move],
-    ) -> Result<Self::State, MachineError>;
+    fn next_state(&mut self, s: &Self::State, joint: &[Self::Move]) -> Result<Self::State, MachineError>;
 
     /// Replaces `out` with the goal values the rules give `role` in `s`,
     /// sorted, without duplicates (normally exactly one).
-    fn goal_values(
-        &mut self,
-        s: &Self::State,
-        role: usize,
-        out: &mut Vec<u8>,
-    ) -> Result<(), MachineError>;
+    fn goal_values(&mut self, s: &Self::State, role: usize, out: &mut Vec<u8>) -> Result<(), MachineError>;
 
     /// The state's facts (the arguments of `true`) in canonical KIF, sorted.
     fn state_kif(&mut self, s: &Self::State) -> Vec<String>;

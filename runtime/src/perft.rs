@@ -61,20 +61,9 @@ struct Frame<S, M> {
 /// Runs perft to `depth`. `progress` is called with the number of states
 /// visited so far, now and then. Memory grows with depth, not with the
 /// number of joint moves.
-pub fn perft<M: StateMachine>(
-    m: &mut M,
-    depth: usize,
-    progress: &mut dyn FnMut(u64),
-) -> Result<Perft, MachineError> {
-    let mut out = Perft {
-        lines: (0..=depth)
-            .map(|d| PerftLine {
-                depth: d,
-                ..Default::default()
-            })
-            .collect(),
-        dead_ends: 0,
-    };
+pub fn perft<M: StateMachine>(m: &mut M, depth: usize, progress: &mut dyn FnMut(u64)) -> Result<Perft, MachineError> {
+    let mut out =
+        Perft { lines: (0..=depth).map(|d| PerftLine { depth: d, ..Default::default() }).collect(), dead_ends: 0 };
     let roles = m.roles().len();
     let mut visited = 0u64;
     let mut stack: Vec<Frame<M::State, M::Move>> = Vec::new();
@@ -98,13 +87,7 @@ pub fn perft<M: StateMachine>(
                 if legal.iter().any(|l| l.is_empty()) {
                     out.dead_ends += 1;
                 } else {
-                    stack.push(Frame {
-                        state: s,
-                        depth: d,
-                        legal,
-                        odometer: vec![0; roles],
-                        done: false,
-                    });
+                    stack.push(Frame { state: s, depth: d, legal, odometer: vec![0; roles], done: false });
                 }
             }
         }

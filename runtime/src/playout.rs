@@ -34,11 +34,7 @@ impl PlayoutStats {
 }
 
 /// One random playout; returns its length and adds goals to `stats`.
-pub fn playout<M: StateMachine>(
-    m: &mut M,
-    rng: &mut Rng,
-    stats: &mut PlayoutStats,
-) -> Result<u64, MachineError> {
+pub fn playout<M: StateMachine>(m: &mut M, rng: &mut Rng, stats: &mut PlayoutStats) -> Result<u64, MachineError> {
     let roles = m.roles().len();
     let mut s = m.initial_state()?;
     let mut moves = Vec::new();
@@ -59,9 +55,7 @@ pub fn playout<M: StateMachine>(
         s = m.next_state(&s, &joint)?;
         len += 1;
         if len > MAX_PLAYOUT_STEPS {
-            return Err(MachineError::Other(format!(
-                "a playout went on for more than {MAX_PLAYOUT_STEPS} steps"
-            )));
+            return Err(MachineError::Other(format!("a playout went on for more than {MAX_PLAYOUT_STEPS} steps")));
         }
     }
     stats.goal_sums.resize(roles, 0);
@@ -78,11 +72,7 @@ pub fn playout<M: StateMachine>(
 }
 
 /// Plays random games for `duration` (at least one).
-pub fn playouts<M: StateMachine>(
-    m: &mut M,
-    duration: Duration,
-    seed: u64,
-) -> Result<PlayoutStats, MachineError> {
+pub fn playouts<M: StateMachine>(m: &mut M, duration: Duration, seed: u64) -> Result<PlayoutStats, MachineError> {
     let mut rng = Rng::new(seed);
     let mut stats = PlayoutStats::default();
     let start = Instant::now();

@@ -7,13 +7,21 @@
 //! relations (those that read `does`) whenever the joint move changes.
 
 use crate::machine::{MachineError, StateMachine};
-use propel_compiler::eval::{Budget, Db, Negation, Program, Scratch};
+use propel_compiler::eval::{Budget, Db, EvalError, Negation, Program, Scratch};
+use propel_compiler::magic::{demand_transform, with_callers};
 use propel_compiler::{Game, Layer, RelId, TermId, TermPool};
 use std::sync::Arc;
 use std::time::Instant;
 
 /// Most facts the prover derives for one state before it gives up.
 pub const MAX_FACTS_PER_STATE: usize = 20_000_000;
+
+/// A relation derived more often than this while the initial state is
+/// evaluated is computed on demand instead.
+const HEAVY_DERIVATIONS: u64 = 50_000;
+
+/// Most relations rewritten for demand before the prover settles.
+const MAX_REWRITES: usize = 8;
 
 /// A state: the sorted ids of the terms that are `true`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -60,17 +68,71 @@ impl Prover {
 
     /// As [`Prover::new`], with a limit on the facts derived per state and
     /// a deadline for deriving the static facts.
-    pub fn with_limits(
-        game: Arc<Game>,
-        max_facts: usize,
-        deadline: Option<Instant>,
-    ) -> Result<Prover, MachineError> {
+    ///
+    /// Relations written for top-down provers (always called with bound
+    /// arguments) can be huge bottom-up. When one exhausts the budget, or
+    /// dominates the derivations of the initial state, it is rewritten to
+    /// be computed on demand ([`propel_compiler::magic`]) and the prover is
+    /// built again.
+    pub fn with_limits(game: Arc<Game>, max_facts: usize, deadline: Option<Instant>) -> Result<Prover, MachineError> {
+        let mut demand: Vec<RelId> = Vec::new();
+        let mut current = game.clone();
+        loop {
+            let attempt = Prover::build(current.clone(), max_facts, deadline);
+            let culprits = match &attempt {
+                Ok(p) => p.heavy_relations(),
+                Err(MachineError::Eval(
+                    EvalError::TooManyFacts { relation, .. } | EvalError::Timeout { relation, .. },
+                )) => {
+                    vec![relation.clone()]
+                }
+                Err(_) => Vec::new(),
+            };
+            if demand.len() >= MAX_REWRITES {
+                return attempt;
+            }
+            // Rewrite the heaviest relation that can be rewritten. An
+            // adorned relation `r@bf` stands for `r`; magic relations
+            // cannot be helped further.
+            let mut progressed = false;
+            for name in culprits.iter().filter(|n| !n.starts_with("magic@")) {
+                let base = name.split('@').next().unwrap_or(name);
+                let Some(r) = game.relation_by_name(base) else { continue };
+                if demand.contains(&r) {
+                    continue;
+                }
+                demand.push(r);
+                match demand_transform(&game, &with_callers(&game, &demand)) {
+                    Some(rw) if rw.relations.contains(&r) => {
+                        tracing::debug!(relation = game.rel_name(r), "computing on demand");
+                        current = Arc::new(rw.game);
+                        progressed = true;
+                        break;
+                    }
+                    _ => {
+                        demand.pop();
+                    }
+                }
+            }
+            if !progressed {
+                return attempt;
+            }
+        }
+    }
+
+    /// The relations derived most often while the initial state was
+    /// evaluated, heaviest first, if heavy enough to be worth computing on
+    /// demand.
+    fn heavy_relations(&self) -> Vec<String> {
+        let mut v: Vec<(RelId, u64)> = self.scratch.counts().filter(|&(_, n)| n > HEAVY_DERIVATIONS).collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1));
+        v.into_iter().map(|(r, _)| self.program.relation_name(r).to_string()).collect()
+    }
+
+    fn build(game: Arc<Game>, max_facts: usize, deadline: Option<Instant>) -> Result<Prover, MachineError> {
         let mut pool = TermPool::new();
-        let relations = game
-            .relations
-            .iter()
-            .map(|r| (game.symbols.name(r.name).to_string(), r.arity))
-            .collect();
+        let relations =
+            game.relations.iter().map(|r| (game.symbols.name(r.name).to_string(), r.arity, r.layer)).collect();
         let (program, db) = Program::new(relations, &game.clauses, &game.strata);
         let needed = game.needed_relations();
         let mut strata: [Vec<usize>; 3] = Default::default();
@@ -103,6 +165,10 @@ impl Prover {
         p.eval_layer(0)?;
         p.budget.deadline = None;
         p.initial = p.collect(RelId::INIT);
+        // Evaluate the initial state once, counting derivations per relation.
+        p.scratch.reset_counts();
+        let initial = p.initial.clone();
+        p.load_state(&initial)?;
         Ok(p)
     }
 
@@ -197,40 +263,20 @@ impl StateMachine for Prover {
         Ok(!self.db.rel(RelId::TERMINAL).is_empty())
     }
 
-    fn legal_moves(
-        &mut self,
-        s: &ProverState,
-        role: usize,
-        out: &mut Vec<TermId>,
-    ) -> Result<(), MachineError> {
+    fn legal_moves(&mut self, s: &ProverState, role: usize, out: &mut Vec<TermId>) -> Result<(), MachineError> {
         self.load_state(s)?;
         out.clear();
         let r = self.role_terms[role];
-        out.extend(
-            self.db
-                .rel(RelId::LEGAL)
-                .rows()
-                .filter(|row| row[0] == r)
-                .map(|row| row[1]),
-        );
+        out.extend(self.db.rel(RelId::LEGAL).rows().filter(|row| row[0] == r).map(|row| row[1]));
         Ok(())
     }
 
-    fn next_state(
-        &mut self,
-        s: &ProverState,
-        joint: &[TermId],
-    ) -> Result<ProverState, MachineError> {
+    fn next_state(&mut self, s: &ProverState, joint: &[TermId]) -> Result<ProverState, MachineError> {
         self.load_joint(s, joint)?;
         Ok(self.collect(RelId::NEXT))
     }
 
-    fn goal_values(
-        &mut self,
-        s: &ProverState,
-        role: usize,
-        out: &mut Vec<u8>,
-    ) -> Result<(), MachineError> {
+    fn goal_values(&mut self, s: &ProverState, role: usize, out: &mut Vec<u8>) -> Result<(), MachineError> {
         self.load_state(s)?;
         out.clear();
         let r = self.role_terms[role];
@@ -238,12 +284,7 @@ impl StateMachine for Prover {
             let text = self.pool.to_kif(row[1], &self.game.symbols);
             match text.parse::<u8>() {
                 Ok(v) if v <= 100 => out.push(v),
-                _ => {
-                    return Err(MachineError::BadGoal {
-                        role: self.role_names[role].clone(),
-                        value: text,
-                    })
-                }
+                _ => return Err(MachineError::BadGoal { role: self.role_names[role].clone(), value: text }),
             }
         }
         out.sort_unstable();
@@ -252,11 +293,7 @@ impl StateMachine for Prover {
     }
 
     fn state_kif(&mut self, s: &ProverState) -> Vec<String> {
-        let mut v: Vec<String> = s
-            .facts()
-            .iter()
-            .map(|&t| self.pool.to_kif(t, &self.game.symbols))
-            .collect();
+        let mut v: Vec<String> = s.facts().iter().map(|&t| self.pool.to_kif(t, &self.game.symbols)).collect();
         v.sort();
         v
     }

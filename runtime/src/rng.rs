@@ -41,9 +41,6 @@ mod tests {
         for _ in 0..30_000 {
             counts[a.below(3)] += 1;
         }
-        assert!(
-            counts.iter().all(|&c| (9_000..11_000).contains(&c)),
-            "{counts:?}"
-        );
+        assert!(counts.iter().all(|&c| (9_000..11_000).contains(&c)), "{counts:?}");
     }
 }

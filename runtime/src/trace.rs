@@ -48,49 +48,34 @@ pub fn trace<M: StateMachine>(
         let mut legal: Vec<Vec<(String, M::Move)>> = Vec::with_capacity(roles.len());
         for r in 0..roles.len() {
             m.legal_moves(&s, r, &mut moves)?;
-            let mut l: Vec<(String, M::Move)> =
-                moves.iter().map(|&mv| (m.move_kif(mv), mv)).collect();
+            let mut l: Vec<(String, M::Move)> = moves.iter().map(|&mv| (m.move_kif(mv), mv)).collect();
             l.sort_by(|a, b| a.0.cmp(&b.0));
             legal.push(l);
         }
         let mut rec = TraceStep {
             step,
             state: m.state_kif(&s),
-            legal: legal
-                .iter()
-                .map(|l| l.iter().map(|(k, _)| k.clone()).collect())
-                .collect(),
+            legal: legal.iter().map(|l| l.iter().map(|(k, _)| k.clone()).collect()).collect(),
             terminal,
             goals: None,
             joint: None,
         };
         if terminal {
-            let goals = (0..roles.len())
-                .map(|r| m.goal(&s, r))
-                .collect::<Result<_, _>>()?;
+            let goals = (0..roles.len()).map(|r| m.goal(&s, r)).collect::<Result<_, _>>()?;
             rec.goals = Some(goals);
             emit(&rec);
             return Ok(TraceEnd::Terminal);
         }
         if let Some(r) = legal.iter().position(|l| l.is_empty()) {
             emit(&rec);
-            return Ok(TraceEnd::NoLegalMove {
-                step,
-                role: roles[r].clone(),
-            });
+            return Ok(TraceEnd::NoLegalMove { step, role: roles[r].clone() });
         }
         if step + 1 >= max_steps {
             emit(&rec);
             return Ok(TraceEnd::StepLimit);
         }
         let picks: Vec<usize> = legal.iter().map(|l| rng.below(l.len())).collect();
-        rec.joint = Some(
-            picks
-                .iter()
-                .zip(&legal)
-                .map(|(&i, l)| l[i].0.clone())
-                .collect(),
-        );
+        rec.joint = Some(picks.iter().zip(&legal).map(|(&i, l)| l[i].0.clone()).collect());
         emit(&rec);
         let joint: Vec<M::Move> = picks.iter().zip(&legal).map(|(&i, l)| l[i].1).collect();
         s = m.next_state(&s, &joint)?;

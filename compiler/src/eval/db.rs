@@ -24,11 +24,24 @@ pub(crate) fn hash_terms(terms: impl Iterator<Item = TermId>) -> u64 {
     h ^ (h >> 33)
 }
 
+/// A hash index as intrusive chains: for each key hash the last row with
+/// it, and for each row the previous row with the same hash. Inserting and
+/// clearing allocate nothing once the vectors have grown.
 #[derive(Clone, Debug)]
 pub(crate) struct Index {
     pub(crate) cols: Box<[usize]>,
-    /// Key hash to row numbers, ascending.
-    map: FxHashMap<u64, Vec<u32>>,
+    heads: FxHashMap<u64, u32>,
+    prev: Vec<u32>,
+}
+
+/// End of an index chain.
+pub(crate) const NO_ROW: u32 = u32::MAX;
+
+impl Index {
+    fn add(&mut self, key: u64, row: u32) {
+        let prev = self.heads.insert(key, row).unwrap_or(NO_ROW);
+        self.prev.push(prev);
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -42,13 +55,7 @@ pub struct Relation {
 
 impl Relation {
     pub(crate) fn new(arity: usize) -> Relation {
-        Relation {
-            arity,
-            cells: Vec::new(),
-            len: 0,
-            dedup: FxHashMap::default(),
-            indexes: Vec::new(),
-        }
+        Relation { arity, cells: Vec::new(), len: 0, dedup: FxHashMap::default(), indexes: Vec::new() }
     }
 
     /// The index on `cols`, built (over the rows already there) if new.
@@ -56,16 +63,10 @@ impl Relation {
         if let Some(i) = self.indexes.iter().position(|ix| &*ix.cols == cols) {
             return i;
         }
-        let mut ix = Index {
-            cols: cols.into(),
-            map: FxHashMap::default(),
-        };
+        let mut ix = Index { cols: cols.into(), heads: FxHashMap::default(), prev: Vec::new() };
         for r in 0..self.len {
             let row = &self.cells[r as usize * self.arity..(r as usize + 1) * self.arity];
-            ix.map
-                .entry(hash_terms(cols.iter().map(|&c| row[c])))
-                .or_default()
-                .push(r);
+            ix.add(hash_terms(cols.iter().map(|&c| row[c])), r);
         }
         self.indexes.push(ix);
         self.indexes.len() - 1
@@ -108,9 +109,7 @@ impl Relation {
 
     pub fn contains(&self, row: &[TermId]) -> bool {
         let h = hash_terms(row.iter().copied());
-        self.dedup
-            .get(&h)
-            .is_some_and(|rs| rs.iter().any(|&r| self.row(r as usize) == row))
+        self.dedup.get(&h).is_some_and(|rs| rs.iter().any(|&r| self.row(r as usize) == row))
     }
 
     /// Adds a row; false if it was already there.
@@ -128,19 +127,21 @@ impl Relation {
         self.len += 1;
         for ix in &mut self.indexes {
             let k = hash_terms(ix.cols.iter().map(|&c| row[c]));
-            ix.map.entry(k).or_default().push(r);
+            ix.add(k, r);
         }
         true
     }
 
-    /// Row numbers whose key columns (of index `ix`) hash to `key`, ascending.
-    /// Callers still compare the rows: different keys may share a hash.
-    pub(crate) fn probe(&self, ix: usize, key: u64) -> &[u32] {
-        self.indexes[ix]
-            .map
-            .get(&key)
-            .map(|v| &v[..])
-            .unwrap_or(&[])
+    /// The last row whose key columns (of index `ix`) hash to `key`, or
+    /// `NO_ROW`; [`Relation::chain_prev`] walks on to earlier ones. Callers
+    /// still compare the rows: different keys may share a hash.
+    pub(crate) fn probe(&self, ix: usize, key: u64) -> u32 {
+        self.indexes[ix].heads.get(&key).copied().unwrap_or(NO_ROW)
+    }
+
+    /// The row before `row` on its chain in index `ix`, or `NO_ROW`.
+    pub(crate) fn chain_prev(&self, ix: usize, row: u32) -> u32 {
+        self.indexes[ix].prev[row as usize]
     }
 
     pub fn clear(&mut self) {
@@ -148,7 +149,8 @@ impl Relation {
         self.len = 0;
         self.dedup.clear();
         for ix in &mut self.indexes {
-            ix.map.clear();
+            ix.heads.clear();
+            ix.prev.clear();
         }
     }
 }
@@ -178,9 +180,6 @@ impl Db {
     }
 
     pub fn relations(&self) -> impl Iterator<Item = (RelId, &Relation)> {
-        self.rels
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (RelId(i as u32), r))
+        self.rels.iter().enumerate().map(|(i, r)| (RelId(i as u32), r))
     }
 }

@@ -1,7 +1,7 @@
 //! The join executor: runs one plan as nested loops over index probes, with
 //! an explicit frame stack (no recursion over the body) and a binding trail.
 
-use super::db::{hash_terms, Db};
+use super::db::{hash_terms, Db, Relation, NO_ROW};
 use super::plan::{EPat, Filter, Plan};
 use super::{EvalError, Negation};
 use crate::term::{TermId, TermPool, TooDeep};
@@ -13,8 +13,19 @@ pub(crate) const UNBOUND: TermId = TermId(u32::MAX);
 pub(crate) type Ranges<'a> = &'a dyn Fn(usize) -> (u32, u32);
 
 enum Cands<'a> {
-    Range { next: u32, end: u32 },
-    List { rows: &'a [u32], next: usize },
+    Range {
+        next: u32,
+        end: u32,
+    },
+    /// An index chain, walked from the newest row down; rows at or above
+    /// `hi` are skipped, the walk ends below `lo`.
+    Chain {
+        rel: &'a Relation,
+        ix: usize,
+        row: u32,
+        lo: u32,
+        hi: u32,
+    },
 }
 
 impl Cands<'_> {
@@ -24,10 +35,16 @@ impl Cands<'_> {
                 *next += 1;
                 *next - 1
             }),
-            Cands::List { rows, next } => rows.get(*next).map(|&r| {
-                *next += 1;
-                r
-            }),
+            Cands::Chain { rel, ix, row, lo, hi } => loop {
+                if *row == NO_ROW || *row < *lo {
+                    return None;
+                }
+                let r = *row;
+                *row = rel.chain_prev(*ix, r);
+                if r < *hi {
+                    return Some(r);
+                }
+            },
         }
     }
 }
@@ -37,13 +54,7 @@ struct Frame<'a> {
     mark: usize,
 }
 
-fn match_pat(
-    pool: &TermPool,
-    p: &EPat,
-    t: TermId,
-    bind: &mut [TermId],
-    trail: &mut Vec<u32>,
-) -> bool {
+fn match_pat(pool: &TermPool, p: &EPat, t: TermId, bind: &mut [TermId], trail: &mut Vec<u32>) -> bool {
     match p {
         EPat::Var(v) => {
             let slot = &mut bind[*v as usize];
@@ -61,11 +72,7 @@ fn match_pat(
                 return false;
             }
             let targs = pool.args(t);
-            targs.len() == args.len()
-                && args
-                    .iter()
-                    .zip(targs)
-                    .all(|(a, &ta)| match_pat(pool, a, ta, bind, trail))
+            targs.len() == args.len() && args.iter().zip(targs).all(|(a, &ta)| match_pat(pool, a, ta, bind, trail))
         }
     }
 }
@@ -77,10 +84,7 @@ pub(crate) fn find(pool: &TermPool, p: &EPat, bind: &[TermId]) -> Option<TermId>
         EPat::Var(v) => Some(bind[*v as usize]),
         EPat::Ground(g) => Some(*g),
         EPat::App(f, args) => {
-            let ids: SmallVec<[TermId; 8]> = args
-                .iter()
-                .map(|a| find(pool, a, bind))
-                .collect::<Option<_>>()?;
+            let ids: SmallVec<[TermId; 8]> = args.iter().map(|a| find(pool, a, bind)).collect::<Option<_>>()?;
             pool.find(*f, &ids)
         }
     }
@@ -101,20 +105,13 @@ pub(crate) fn build(pool: &mut TermPool, p: &EPat, bind: &[TermId]) -> Result<Te
     }
 }
 
-fn passes(
-    f: &Filter,
-    db: &Db,
-    pool: &mut TermPool,
-    bind: &[TermId],
-    neg: Negation,
-) -> Result<bool, TooDeep> {
+fn passes(f: &Filter, db: &Db, pool: &mut TermPool, bind: &[TermId], neg: Negation) -> Result<bool, TooDeep> {
     Ok(match f {
         Filter::Neg(rel, args) => {
             if neg == Negation::Ignore {
                 return Ok(true);
             }
-            let ids: Option<SmallVec<[TermId; 8]>> =
-                args.iter().map(|a| find(pool, a, bind)).collect();
+            let ids: Option<SmallVec<[TermId; 8]>> = args.iter().map(|a| find(pool, a, bind)).collect();
             match ids {
                 Some(ids) => !db.rel(*rel).contains(&ids),
                 None => true,
@@ -137,9 +134,7 @@ pub(crate) fn run<F>(
 where
     F: FnMut(&mut TermPool, &[TermId]) -> Result<(), EvalError>,
 {
-    let deep = |_| EvalError::TermTooDeep {
-        relation: String::new(),
-    };
+    let deep = |_| EvalError::TermTooDeep { relation: String::new() };
     let mut bind = vec![UNBOUND; plan.nvars];
     let mut trail: Vec<u32> = Vec::new();
     for f in &plan.pre {
@@ -158,23 +153,13 @@ where
         let cands = match step.index {
             None => Cands::Range { next: lo, end: hi },
             Some(ix) => {
-                let key: Option<SmallVec<[TermId; 8]>> = step
-                    .key
-                    .iter()
-                    .map(|&c| find(pool, &step.args[c], bind))
-                    .collect();
-                match key {
-                    None => Cands::List { rows: &[], next: 0 },
-                    Some(key) => {
-                        let rows = rel.probe(ix, hash_terms(key.iter().copied()));
-                        let a = rows.partition_point(|&r| r < lo);
-                        let b = rows.partition_point(|&r| r < hi);
-                        Cands::List {
-                            rows: &rows[a..b.max(a)],
-                            next: 0,
-                        }
-                    }
-                }
+                let key: Option<SmallVec<[TermId; 8]>> =
+                    step.key.iter().map(|&c| find(pool, &step.args[c], bind)).collect();
+                let row = match key {
+                    None => NO_ROW,
+                    Some(key) => rel.probe(ix, hash_terms(key.iter().copied())),
+                };
+                Cands::Chain { rel, ix, row, lo, hi }
             }
         };
         Frame { cands, mark }
@@ -195,12 +180,7 @@ where
             continue;
         };
         let row = db.rel(step.rel).row(r as usize);
-        if !step
-            .args
-            .iter()
-            .zip(row)
-            .all(|(a, &t)| match_pat(pool, a, t, &mut bind, &mut trail))
-        {
+        if !step.args.iter().zip(row).all(|(a, &t)| match_pat(pool, a, t, &mut bind, &mut trail)) {
             continue;
         }
         let mut ok = true;

@@ -32,15 +32,8 @@ pub enum Negation {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum EvalError {
     #[error("more than {limit} facts derived (relation `{relation}` has {rows})")]
-    TooManyFacts {
-        relation: String,
-        rows: usize,
-        limit: usize,
-    },
-    #[error(
-        "rules build terms nested deeper than {} levels (in `{relation}`)",
-        crate::term::MAX_TERM_DEPTH
-    )]
+    TooManyFacts { relation: String, rows: usize, limit: usize },
+    #[error("rules build terms nested deeper than {} levels (in `{relation}`)", crate::term::MAX_TERM_DEPTH)]
     TermTooDeep { relation: String },
     #[error("time limit reached while deriving `{relation}` ({rows} facts so far)")]
     Timeout { relation: String, rows: usize },
@@ -57,12 +50,7 @@ pub struct Budget {
 
 impl Budget {
     pub fn new(max_facts: usize, deadline: Option<Instant>) -> Budget {
-        Budget {
-            max_facts,
-            deadline,
-            facts: 0,
-            ticks: 0,
-        }
+        Budget { max_facts, deadline, facts: 0, ticks: 0 }
     }
 
     pub fn unlimited() -> Budget {
@@ -107,6 +95,8 @@ struct Plans {
 #[derive(Clone, Debug)]
 pub struct Program {
     names: Vec<String>,
+    /// Relations whose contents change with the state or the joint move.
+    dynamic: Vec<bool>,
     clauses: Vec<Clause>,
     strata: Vec<StratumPlan>,
     clause_plans: Vec<Option<Plan>>,
@@ -118,22 +108,32 @@ pub struct Scratch {
     lo: Vec<u32>,
     hi: Vec<u32>,
     out: Vec<TermId>,
+    /// Derivations per relation (duplicates included) since the last reset.
+    derived: Vec<u64>,
+}
+
+impl Scratch {
+    /// Derivations per relation since the last reset.
+    pub fn counts(&self) -> impl Iterator<Item = (RelId, u64)> + '_ {
+        self.derived.iter().enumerate().map(|(r, &n)| (RelId(r as u32), n))
+    }
+
+    pub fn reset_counts(&mut self) {
+        self.derived.iter_mut().for_each(|n| *n = 0);
+    }
 }
 
 /// Assumed size of a relation whose contents are not known yet (it is
 /// being computed in the stratum that is planned).
-const UNKNOWN_ROWS: f64 = 1000.0;
-const UNKNOWN_DISTINCT: f64 = 30.0;
+const UNKNOWN_ROWS: f64 = 64.0;
+const UNKNOWN_DISTINCT: f64 = 8.0;
 
 impl Program {
-    /// `relations` gives every relation's name and arity, indexed by
-    /// `RelId`. Returns the program and its (empty) database.
-    pub fn new(
-        relations: Vec<(String, usize)>,
-        clauses: &[Clause],
-        strata: &[Stratum],
-    ) -> (Program, Db) {
-        let (names, arities): (Vec<String>, Vec<usize>) = relations.into_iter().unzip();
+    /// `relations` gives every relation's name, arity and layer, indexed
+    /// by `RelId`. Returns the program and its (empty) database.
+    pub fn new(relations: Vec<(String, usize, Layer)>, clauses: &[Clause], strata: &[Stratum]) -> (Program, Db) {
+        let dynamic: Vec<bool> = relations.iter().map(|r| r.2 != Layer::Static).collect();
+        let (names, arities): (Vec<String>, Vec<usize>) = relations.into_iter().map(|(n, a, _)| (n, a)).unzip();
         let db = Db::new(arities.iter().map(|&a| Relation::new(a)).collect());
         let strata = strata
             .iter()
@@ -145,12 +145,8 @@ impl Program {
                 plans: None,
             })
             .collect();
-        let prog = Program {
-            names,
-            clauses: clauses.to_vec(),
-            strata,
-            clause_plans: vec![None; clauses.len()],
-        };
+        let prog =
+            Program { dynamic, names, clauses: clauses.to_vec(), strata, clause_plans: vec![None; clauses.len()] };
         (prog, db)
     }
 
@@ -174,8 +170,16 @@ impl Program {
         pool: &mut TermPool,
         stats: &mut FxHashMap<RelId, (f64, Vec<f64>)>,
     ) -> Plan {
+        let dynamic = &self.dynamic;
         let mut estimate = |rel: RelId, key: &[usize]| -> f64 {
-            if unknown.contains(&rel) {
+            // Relations of this stratum are not computed yet, and the
+            // contents of state-dependent ones now (one state) say little
+            // about later states.
+            if unknown.contains(&rel) || dynamic[rel.index()] {
+                // All columns bound: a membership test.
+                if key.len() == db.rel(rel).arity() {
+                    return 1.0;
+                }
                 return UNKNOWN_ROWS / UNKNOWN_DISTINCT.powi(key.len() as i32);
             }
             let (rows, ndv) = stats.entry(rel).or_insert_with(|| db.rel(rel).stats());
@@ -224,13 +228,12 @@ impl Program {
             self.plan_stratum(si, db, pool);
         }
         let st = &self.strata[si];
-        let Some(plans) = &st.plans else {
-            unreachable!("planned above")
-        };
+        let Some(plans) = &st.plans else { unreachable!("planned above") };
         let nrel = self.names.len();
         if scratch.lo.len() < nrel {
             scratch.lo.resize(nrel, 0);
             scratch.hi.resize(nrel, 0);
+            scratch.derived.resize(nrel, 0);
         }
         if st.recursive {
             for &r in &st.rels {
@@ -240,6 +243,7 @@ impl Program {
         let all = |_: usize| (0u32, u32::MAX);
         for plan in &plans.full {
             self.fire(plan, db, pool, &all, neg, budget, &mut scratch.out)?;
+            scratch.derived[plan.head_rel.index()] += (scratch.out.len() / plan.head.len().max(1)) as u64;
         }
         if !st.recursive {
             return Ok(());
@@ -271,6 +275,7 @@ impl Program {
                 };
                 let mut out = std::mem::take(&mut scratch.out);
                 let res = self.fire(plan, db, pool, &ranges, neg, budget, &mut out);
+                scratch.derived[plan.head_rel.index()] += (out.len() / plan.head.len().max(1)) as u64;
                 scratch.out = out;
                 res?;
             }
@@ -299,8 +304,7 @@ impl Program {
             let db_ref: &Db = db;
             join::run(plan, db_ref, pool, ranges, neg, &mut |pool, bind| {
                 for a in plan.head.iter() {
-                    let t = join::build(pool, a, bind)
-                        .map_err(|_| EvalError::TermTooDeep { relation: name() })?;
+                    let t = join::build(pool, a, bind).map_err(|_| EvalError::TermTooDeep { relation: name() })?;
                     out.push(t);
                 }
                 if arity == 0 {
@@ -320,10 +324,7 @@ impl Program {
                 if budget.ticks % 4096 == 0 {
                     if let Some(d) = budget.deadline {
                         if Instant::now() > d {
-                            return Err(EvalError::Timeout {
-                                relation: name(),
-                                rows: budget.facts,
-                            });
+                            return Err(EvalError::Timeout { relation: name(), rows: budget.facts });
                         }
                     }
                 }
@@ -343,11 +344,7 @@ impl Program {
             if rel.insert(&chunk[..arity]) {
                 budget.facts += 1;
                 if budget.facts > budget.max_facts {
-                    return Err(EvalError::TooManyFacts {
-                        relation: name(),
-                        rows: rel.len(),
-                        limit: budget.max_facts,
-                    });
+                    return Err(EvalError::TooManyFacts { relation: name(), rows: rel.len(), limit: budget.max_facts });
                 }
             }
         }
@@ -371,9 +368,7 @@ impl Program {
             let plan = self.plan(ci, None, &[], db, pool, &mut FxHashMap::default());
             self.clause_plans[ci] = Some(plan);
         }
-        let Some(plan) = &self.clause_plans[ci] else {
-            unreachable!("planned above")
-        };
+        let Some(plan) = &self.clause_plans[ci] else { unreachable!("planned above") };
         let all = |_: usize| (0u32, u32::MAX);
         join::run(plan, db, pool, &all, neg, f)
     }

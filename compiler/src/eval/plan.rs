@@ -24,16 +24,8 @@ impl EPat {
             Pat::App(f, args) => {
                 let args: Box<[EPat]> = args.iter().map(|a| EPat::compile(a, pool)).collect();
                 if args.iter().all(|a| matches!(a, EPat::Ground(_))) {
-                    let ids: Vec<TermId> = args
-                        .iter()
-                        .map(|a| {
-                            if let EPat::Ground(t) = a {
-                                *t
-                            } else {
-                                unreachable!()
-                            }
-                        })
-                        .collect();
+                    let ids: Vec<TermId> =
+                        args.iter().map(|a| if let EPat::Ground(t) = a { *t } else { unreachable!() }).collect();
                     // A ground term deeper than the limit cannot be written in a
                     // file (the reader limits nesting), so this cannot fail.
                     match pool.app(*f, &ids) {
@@ -129,13 +121,8 @@ impl Plan {
             match lit {
                 Lit::Pos(a) => positives.push((i, a.rel, compile(&a.args, pool))),
                 Lit::Neg(a) => filters.push(Filter::Neg(a.rel, compile(&a.args, pool))),
-                Lit::Distinct(x, y) => filters.push(Filter::Distinct(
-                    EPat::compile(x, pool),
-                    EPat::compile(y, pool),
-                )),
-                Lit::Same(x, y) => {
-                    filters.push(Filter::Same(EPat::compile(x, pool), EPat::compile(y, pool)))
-                }
+                Lit::Distinct(x, y) => filters.push(Filter::Distinct(EPat::compile(x, pool), EPat::compile(y, pool))),
+                Lit::Same(x, y) => filters.push(Filter::Same(EPat::compile(x, pool), EPat::compile(y, pool))),
             }
         }
         let mut bound = vec![false; nvars];
@@ -163,14 +150,9 @@ impl Plan {
                     let mut best = 0;
                     let mut best_cost = (f64::INFINITY, 0usize);
                     for (k, p) in positives.iter().enumerate() {
-                        let key: Vec<usize> = (0..p.2.len())
-                            .filter(|&i| p.2[i].bound_by(&bound))
-                            .collect();
+                        let key: Vec<usize> = (0..p.2.len()).filter(|&i| p.2[i].bound_by(&bound)).collect();
                         // A partly bound function term still filters.
-                        let partial =
-                            p.2.iter()
-                                .filter(|a| matches!(a, EPat::App(..)) && !a.bound_by(&bound))
-                                .count();
+                        let partial = p.2.iter().filter(|a| matches!(a, EPat::App(..)) && !a.bound_by(&bound)).count();
                         let cost = estimate(p.1, &key) * 0.5f64.powi(partial as i32);
                         if cost < best_cost.0 || (cost == best_cost.0 && key.len() > best_cost.1) {
                             best = k;
@@ -181,36 +163,16 @@ impl Plan {
                 }
             };
             let (body_index, rel, args) = positives.remove(pick);
-            let key: Box<[usize]> = (0..args.len())
-                .filter(|&i| args[i].bound_by(&bound))
-                .collect();
+            let key: Box<[usize]> = (0..args.len()).filter(|&i| args[i].bound_by(&bound)).collect();
             for a in args.iter() {
                 a.for_each_var(&mut |v| bound[v as usize] = true);
             }
             let filters = take_ready(&mut pending, &bound);
-            steps.push(Step {
-                rel,
-                args,
-                key,
-                index: None,
-                delta: Some(body_index) == delta,
-                filters,
-            });
+            steps.push(Step { rel, args, key, index: None, delta: Some(body_index) == delta, filters });
         }
         // Safety guarantees every filter's variables are bound by now.
         debug_assert!(pending.iter().all(Option::is_none));
-        let head = clause
-            .head
-            .args
-            .iter()
-            .map(|a| EPat::compile(a, pool))
-            .collect();
-        Plan {
-            head_rel: clause.head.rel,
-            head,
-            nvars,
-            pre,
-            steps,
-        }
+        let head = clause.head.args.iter().map(|a| EPat::compile(a, pool)).collect();
+        Plan { head_rel: clause.head.rel, head, nvars, pre, steps }
     }
 }

@@ -26,9 +26,7 @@ fn smoke(game: std::sync::Arc<propel_compiler::Game>) -> Result<Smoke, (&'static
     let eval_err = |e: MachineError| {
         let cat = match &e {
             MachineError::Eval(
-                EvalError::TooManyFacts { .. }
-                | EvalError::TermTooDeep { .. }
-                | EvalError::Timeout { .. },
+                EvalError::TooManyFacts { .. } | EvalError::TermTooDeep { .. } | EvalError::Timeout { .. },
             ) => "too-large",
             _ => "broken",
         };
@@ -44,21 +42,11 @@ fn smoke(game: std::sync::Arc<propel_compiler::Game>) -> Result<Smoke, (&'static
     for r in 0..p.roles().len() {
         p.legal_moves(&s, r, &mut moves).map_err(eval_err)?;
         if moves.is_empty() && !terminal {
-            return Err((
-                "broken",
-                format!(
-                    "role `{}` has no legal move in the initial state",
-                    p.roles()[r]
-                ),
-            ));
+            return Err(("broken", format!("role `{}` has no legal move in the initial state", p.roles()[r])));
         }
         legal.push(moves.len());
     }
-    Ok(Smoke {
-        facts: p.state_kif(&s).len(),
-        legal,
-        terminal,
-    })
+    Ok(Smoke { facts: p.state_kif(&s).len(), legal, terminal })
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -106,11 +94,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         game.relations.len(),
         game.strata.len()
     );
-    let legal: Vec<String> = roles
-        .iter()
-        .zip(&smoke.legal)
-        .map(|(r, n)| format!("{r} {n}"))
-        .collect();
+    let legal: Vec<String> = roles.iter().zip(&smoke.legal).map(|(r, n)| format!("{r} {n}")).collect();
     println!(
         "initial:  {} facts, {}legal moves: {}",
         smoke.facts,

@@ -55,10 +55,7 @@ fn kif_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn check_one(exe: &Path, file: &Path, rel: String, timeout: Duration) -> Row {
-    let mut row = Row {
-        file: rel,
-        ..Default::default()
-    };
+    let mut row = Row { file: rel, ..Default::default() };
     let child = Command::new(exe)
         .arg("check")
         .arg("--json")
@@ -110,10 +107,7 @@ fn check_one(exe: &Path, file: &Path, rel: String, timeout: Duration) -> Row {
             row.verdict = v["verdict"].as_str().unwrap_or("crash").to_string();
             row.roles = v["roles"].as_u64().unwrap_or(0);
             row.category = v["category"].as_str().unwrap_or("").to_string();
-            row.error = v["error"]
-                .as_str()
-                .unwrap_or("")
-                .replace(['\t', '\n', '\r'], " ");
+            row.error = v["error"].as_str().unwrap_or("").replace(['\t', '\n', '\r'], " ");
         }
         Err(_) => {
             row.verdict = "crash".into();
@@ -132,8 +126,7 @@ fn must_reject(dir: &Path) -> Vec<String> {
         .skip(1)
         .filter_map(|l| {
             let cols: Vec<&str> = l.split('\t').collect();
-            (cols.len() >= 7 && cols[6].contains("intentionally invalid"))
-                .then(|| cols[0].to_string())
+            (cols.len() >= 7 && cols[6].contains("intentionally invalid")).then(|| cols[0].to_string())
         })
         .collect()
 }
@@ -141,18 +134,10 @@ fn must_reject(dir: &Path) -> Vec<String> {
 pub fn run(a: Args) -> Result<ExitCode> {
     let files = kif_files(&a.dir)?;
     let exe = std::env::current_exe().context("locating the propel executable")?;
-    let jobs = a
-        .jobs
-        .unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        })
-        .max(1);
+    let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
     let timeout = Duration::from_secs_f64(a.timeout.max(0.1));
-    let bar = ProgressBar::new(files.len() as u64).with_style(ProgressStyle::with_template(
-        "{bar:40} {pos}/{len} {elapsed} {msg}",
-    )?);
+    let bar = ProgressBar::new(files.len() as u64)
+        .with_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {elapsed} {msg}")?);
     let next = AtomicUsize::new(0);
     let rows: Mutex<Vec<Option<Row>>> = Mutex::new(vec![None; files.len()]);
     std::thread::scope(|s| {
@@ -172,19 +157,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
     });
     bar.finish_and_clear();
-    let rows: Vec<Row> = rows
-        .into_inner()
-        .unwrap_or_default()
-        .into_iter()
-        .flatten()
-        .collect();
+    let rows: Vec<Row> = rows.into_inner().unwrap_or_default().into_iter().flatten().collect();
     if let Some(path) = &a.tsv {
         let mut text = String::from("file\tverdict\troles\tcategory\terror\n");
         for r in &rows {
-            text.push_str(&format!(
-                "{}\t{}\t{}\t{}\t{}\n",
-                r.file, r.verdict, r.roles, r.category, r.error
-            ));
+            text.push_str(&format!("{}\t{}\t{}\t{}\t{}\n", r.file, r.verdict, r.roles, r.category, r.error));
         }
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
     }
@@ -199,20 +176,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
     println!(
         "{} files: {}",
         rows.len(),
-        verdicts
-            .iter()
-            .map(|(k, v)| format!("{v} {k}"))
-            .collect::<Vec<_>>()
-            .join(", ")
+        verdicts.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ")
     );
     if !reasons.is_empty() {
         println!(
             "rejected by reason: {}",
-            reasons
-                .iter()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            reasons.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
         );
     }
     let mut ok = true;
@@ -221,10 +190,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             Some(r) if r.verdict == "rejected" => {}
             Some(r) => {
                 ok = false;
-                println!(
-                    "NOT REJECTED (manifest says intentionally invalid): {f} ({})",
-                    r.verdict
-                );
+                println!("NOT REJECTED (manifest says intentionally invalid): {f} ({})", r.verdict);
             }
             None => {}
         }
@@ -233,9 +199,5 @@ pub fn run(a: Args) -> Result<ExitCode> {
         ok = false;
         println!("CRASH: {}: {}", r.file, r.error);
     }
-    Ok(if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

@@ -19,19 +19,14 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<ExitCode> {
     let game = load_game(&a.game)?;
-    let bar = ProgressBar::new_spinner().with_style(ProgressStyle::with_template(
-        "{spinner} perft: {msg} states",
-    )?);
+    let bar = ProgressBar::new_spinner().with_style(ProgressStyle::with_template("{spinner} perft: {msg} states")?);
     let result = with_machine!(a.machine, game, |m| perft(&mut m, a.depth, &mut |n| {
         bar.set_message(n.to_string());
         bar.tick();
     })?);
     bar.finish_and_clear();
     for l in &result.lines {
-        println!(
-            "{}",
-            serde_json::json!({"depth": l.depth, "nodes": l.nodes, "terminal": l.terminal})
-        );
+        println!("{}", serde_json::json!({"depth": l.depth, "nodes": l.nodes, "terminal": l.terminal}));
     }
     if result.dead_ends > 0 {
         tracing::warn!(

@@ -32,17 +32,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
         anyhow::bail!("--seconds must be a non-negative number")
     };
     if !a.json {
-        eprintln!(
-            "running random playouts on {} for {secs} s ({})",
-            a.game.display(),
-            a.machine.name()
-        );
+        eprintln!("running random playouts on {} for {secs} s ({})", a.game.display(), a.machine.name());
     }
-    let stats = with_machine!(a.machine, game, |m| playouts(
-        &mut m,
-        Duration::from_secs_f64(secs),
-        a.seed
-    )?);
+    let stats = with_machine!(a.machine, game, |m| playouts(&mut m, Duration::from_secs_f64(secs), a.seed)?);
     if stats.undefined_goals > 0 {
         tracing::warn!(
             "{} playouts ended in a state where some role's goal is undefined; counted as 0",
@@ -69,10 +61,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         println!("states/s:       {:.1}", stats.states_per_s());
         println!("average length: {:.2}", stats.avg_length());
         for (r, sum) in roles.iter().zip(&stats.goal_sums) {
-            println!(
-                "mean goal {r}: {:.2}",
-                *sum as f64 / stats.playouts.max(1) as f64
-            );
+            println!("mean goal {r}: {:.2}", *sum as f64 / stats.playouts.max(1) as f64);
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -26,27 +26,15 @@ fn step_json(roles: &[String], s: &TraceStep) -> Value {
     let mut o = Map::new();
     o.insert("step".into(), s.step.into());
     o.insert("state".into(), s.state.clone().into());
-    let legal: Map<String, Value> = roles
-        .iter()
-        .cloned()
-        .zip(s.legal.iter().map(|l| Value::from(l.clone())))
-        .collect();
+    let legal: Map<String, Value> = roles.iter().cloned().zip(s.legal.iter().map(|l| Value::from(l.clone()))).collect();
     o.insert("legal".into(), legal.into());
     o.insert("terminal".into(), s.terminal.into());
     if let Some(goals) = &s.goals {
-        let g: Map<String, Value> = roles
-            .iter()
-            .cloned()
-            .zip(goals.iter().map(goal_json))
-            .collect();
+        let g: Map<String, Value> = roles.iter().cloned().zip(goals.iter().map(goal_json)).collect();
         o.insert("goals".into(), g.into());
     }
     if let Some(joint) = &s.joint {
-        let j: Map<String, Value> = roles
-            .iter()
-            .cloned()
-            .zip(joint.iter().map(|m| Value::from(m.clone())))
-            .collect();
+        let j: Map<String, Value> = roles.iter().cloned().zip(joint.iter().map(|m| Value::from(m.clone()))).collect();
         o.insert("joint".into(), j.into());
     }
     o.into()
@@ -58,16 +46,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut write_err = None;
-    let end = with_machine!(a.machine, game, |m| trace(
-        &mut m,
-        a.seed,
-        a.max_steps,
-        &mut |s| {
-            if let Err(e) = writeln!(out, "{}", step_json(&roles, s)) {
-                write_err.get_or_insert(e);
-            }
+    let end = with_machine!(a.machine, game, |m| trace(&mut m, a.seed, a.max_steps, &mut |s| {
+        if let Err(e) = writeln!(out, "{}", step_json(&roles, s)) {
+            write_err.get_or_insert(e);
         }
-    )?);
+    })?);
     out.flush()?;
     if let Some(e) = write_err {
         return Err(e.into());

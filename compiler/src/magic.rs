@@ -1,0 +1,368 @@
+//! Selective magic sets: rewrite a game so that chosen relations are only
+//! computed for the argument values their callers ask for.
+//!
+//! Many public games define helpers meant for a top-down prover, always
+//! called with most arguments bound: chess's
+//! `(threatened_with_capture ?owner ?cx ?cy ?x ?y ?ignorex ?ignorey)`,
+//! sudoku's `exactlyFirst` over nine cells. Bottom-up, such a relation is
+//! computed for every combination of its arguments (millions of facts per
+//! state, or billions). The classic remedy is the magic-set
+//! transformation: for a relation `r` called with arguments bound in the
+//! pattern `a` (say `bbf`), a "magic" relation `magic@r@bbf` collects the
+//! bound argument values that are actually asked for, and `r@bbf` is
+//! computed from `r`'s rules only where its magic relation holds.
+//!
+//! Bindings flow left to right through rule bodies (the order authors
+//! write for top-down provers); a negated call is treated as coming after
+//! all positive literals of its rule, with every argument bound. Only the
+//! relations asked for are rewritten; a relation that some caller uses
+//! with no argument bound is computed in full as before. The result is
+//! stratified again; when it is not, there is no rewrite.
+
+use crate::game::{AtomPat, Clause, Game, Layer, Lit, Pat, RelId, Relation, KEYWORD_RELATIONS};
+use rustc_hash::FxHashMap;
+
+/// Which argument positions are bound.
+type Adornment = Vec<bool>;
+
+/// An adorned copy: the binding pattern, and the layer of the callers it
+/// serves. Demand from rules that read `does` is kept apart from demand
+/// from rules that read only the state (and those from static rules), so
+/// that a state-layer relation such as `legal` never comes to depend on
+/// the joint move through a shared magic relation.
+type Copy = (Adornment, Layer);
+
+fn adornment_name((a, layer): &Copy) -> String {
+    let mut s: String = a.iter().map(|&b| if b { 'b' } else { 'f' }).collect();
+    s.push_str(match layer {
+        Layer::Static => "",
+        Layer::State => "/s",
+        Layer::Move => "/m",
+    });
+    s
+}
+
+fn pat_bound(p: &Pat, bound: &[bool]) -> bool {
+    let mut all = true;
+    p.for_each_var(&mut |v| all &= bound[v as usize]);
+    all
+}
+
+fn bind(p: &Pat, bound: &mut [bool]) {
+    p.for_each_var(&mut |v| bound[v as usize] = true);
+}
+
+/// For one clause under a head adornment: for each body literal on a
+/// rewritten relation, its adornment and the body positions (positive
+/// literals, and filters whose variables those bind) that pass it bindings.
+fn sips(c: &Clause, head: Option<&Adornment>, rewritten: &[bool]) -> Vec<Option<(Adornment, Vec<usize>)>> {
+    let mut bound = vec![false; c.var_names.len()];
+    if let Some(a) = head {
+        for (p, &b) in c.head.args.iter().zip(a) {
+            if b {
+                bind(p, &mut bound);
+            }
+        }
+    }
+    let filters_ready = |upto: &[usize], bound: &[bool]| -> Vec<usize> {
+        let mut v: Vec<usize> = upto.to_vec();
+        for (i, l) in c.body.iter().enumerate() {
+            if let Lit::Distinct(x, y) | Lit::Same(x, y) = l {
+                if pat_bound(x, bound) && pat_bound(y, bound) {
+                    v.push(i);
+                }
+            }
+        }
+        v.sort_unstable();
+        v
+    };
+    let mut out = vec![None; c.body.len()];
+    let mut before: Vec<usize> = Vec::new();
+    for (i, l) in c.body.iter().enumerate() {
+        if let Lit::Pos(a) = l {
+            if rewritten[a.rel.index()] {
+                let ad: Adornment = a.args.iter().map(|p| pat_bound(p, &bound)).collect();
+                out[i] = Some((ad, filters_ready(&before, &bound)));
+            }
+            for p in a.args.iter() {
+                bind(p, &mut bound);
+            }
+            before.push(i);
+        }
+    }
+    // Negated calls: after every positive literal, all arguments bound.
+    for (i, l) in c.body.iter().enumerate() {
+        if let Lit::Neg(a) = l {
+            if rewritten[a.rel.index()] {
+                out[i] = Some((vec![true; a.args.len()], filters_ready(&before, &bound)));
+            }
+        }
+    }
+    out
+}
+
+/// `rels` and every relation that uses them, directly or through others:
+/// the relations through which bindings can reach `rels`.
+pub fn with_callers(game: &Game, rels: &[RelId]) -> Vec<RelId> {
+    let mut callers: Vec<Vec<RelId>> = vec![Vec::new(); game.relations.len()];
+    for c in &game.clauses {
+        for l in &c.body {
+            if let Lit::Pos(a) | Lit::Neg(a) = l {
+                callers[a.rel.index()].push(c.head.rel);
+            }
+        }
+    }
+    let mut seen = vec![false; game.relations.len()];
+    let mut stack: Vec<RelId> = rels.to_vec();
+    let mut out = Vec::new();
+    while let Some(r) = stack.pop() {
+        if std::mem::replace(&mut seen[r.index()], true) {
+            continue;
+        }
+        out.push(r);
+        stack.extend(callers[r.index()].iter().copied());
+    }
+    out.sort_unstable();
+    out
+}
+
+/// The result of [`demand_transform`].
+pub struct Rewritten {
+    pub game: Game,
+    /// The relations that were rewritten (a subset of those asked for).
+    pub relations: Vec<RelId>,
+}
+
+/// Rewrites `game` so that the relations in `wanted` are computed on
+/// demand. Returns None when none of them can be (every one is used with
+/// no argument bound somewhere, or is an output), or when the result
+/// would not be stratified.
+pub fn demand_transform(game: &Game, wanted: &[RelId]) -> Option<Rewritten> {
+    let nrel = game.relations.len();
+    // Only clauses some output needs take part (not the `base`/`input` hints).
+    let needed = game.needed_relations();
+    let source: Vec<&Clause> = game.clauses.iter().filter(|c| needed[c.head.rel.index()]).collect();
+    let mut by_head: Vec<Vec<usize>> = vec![Vec::new(); nrel];
+    for (i, c) in source.iter().enumerate() {
+        by_head[c.head.rel.index()].push(i);
+    }
+    let rewritable = |r: usize| r >= KEYWORD_RELATIONS.len() && !by_head[r].is_empty();
+    let mut rewritten = vec![false; nrel];
+    for &r in wanted {
+        if rewritable(r.index()) {
+            rewritten[r.index()] = true;
+        }
+    }
+    // Find the adornments in use. A rewritten relation called with no
+    // argument bound passes the demand up to its caller (which is then
+    // rewritten too) or, when the caller cannot be, is computed in full.
+    let mut rounds = 0;
+    let adornments: Vec<Vec<Copy>> = loop {
+        rounds += 1;
+        if rounds > 4 * nrel + 4 {
+            return None;
+        }
+        let mut adorns: Vec<Vec<Copy>> = vec![Vec::new(); nrel];
+        let mut free_callers: Vec<Vec<RelId>> = vec![Vec::new(); nrel];
+        let mut queue: Vec<(RelId, Copy)> = Vec::new();
+        let mut visit = |c: &Clause,
+                         head: Option<&Adornment>,
+                         ctx: Layer,
+                         adorns: &mut Vec<Vec<Copy>>,
+                         queue: &mut Vec<(RelId, Copy)>| {
+            for (i, s) in sips(c, head, &rewritten).into_iter().enumerate() {
+                let Some((ad, _)) = s else { continue };
+                let (Lit::Pos(a) | Lit::Neg(a)) = &c.body[i] else { continue };
+                let copy = (ad, ctx);
+                if !copy.0.contains(&true) {
+                    free_callers[a.rel.index()].push(c.head.rel);
+                } else if !adorns[a.rel.index()].contains(&copy) {
+                    adorns[a.rel.index()].push(copy.clone());
+                    queue.push((a.rel, copy));
+                }
+            }
+        };
+        for c in source.iter().filter(|c| !rewritten[c.head.rel.index()]) {
+            visit(c, None, game.relations[c.head.rel.index()].layer, &mut adorns, &mut queue);
+        }
+        while let Some((r, (ad, ctx))) = queue.pop() {
+            for &ci in &by_head[r.index()] {
+                visit(source[ci], Some(&ad), ctx, &mut adorns, &mut queue);
+            }
+        }
+        let mut changed = false;
+        for r in 0..nrel {
+            if !rewritten[r] || free_callers[r].is_empty() {
+                continue;
+            }
+            changed = true;
+            let callers = &free_callers[r];
+            if callers.iter().all(|c| rewritable(c.index()) && !rewritten[c.index()]) {
+                for c in callers {
+                    rewritten[c.index()] = true;
+                }
+            } else {
+                rewritten[r] = false;
+            }
+        }
+        if !changed {
+            break adorns;
+        }
+    };
+    if !rewritten.contains(&true) {
+        return None;
+    }
+
+    let mut symbols = game.symbols.clone();
+    let mut relations: Vec<Relation> = game.relations.clone();
+    let mut adorned: FxHashMap<(RelId, Copy), RelId> = FxHashMap::default();
+    let mut magic: FxHashMap<(RelId, Copy), RelId> = FxHashMap::default();
+    for (r, ads) in adornments.iter().enumerate() {
+        if !rewritten[r] {
+            continue;
+        }
+        let base = game.symbols.name(game.relations[r].name).to_string();
+        for ad in ads {
+            let an = adornment_name(ad);
+            let id = RelId(relations.len() as u32);
+            relations.push(Relation {
+                name: symbols.intern(&format!("{base}@{an}")),
+                arity: ad.0.len(),
+                layer: game.relations[r].layer,
+                defined: true,
+            });
+            adorned.insert((RelId(r as u32), ad.clone()), id);
+            let mid = RelId(relations.len() as u32);
+            relations.push(Relation {
+                name: symbols.intern(&format!("magic@{base}@{an}")),
+                arity: ad.0.iter().filter(|&&b| b).count(),
+                layer: game.relations[r].layer,
+                defined: true,
+            });
+            magic.insert((RelId(r as u32), ad.clone()), mid);
+        }
+    }
+    let bound_args = |args: &[Pat], ad: &Adornment| -> Box<[Pat]> {
+        args.iter().zip(ad).filter(|(_, &b)| b).map(|(p, _)| p.clone()).collect()
+    };
+
+    let mut clauses = Vec::new();
+    for &c in &source {
+        let heads: Vec<Option<Copy>> = if rewritten[c.head.rel.index()] {
+            adornments[c.head.rel.index()].iter().cloned().map(Some).collect()
+        } else {
+            vec![None]
+        };
+        for head_copy in heads {
+            let ctx = match &head_copy {
+                Some((_, ctx)) => *ctx,
+                None => game.relations[c.head.rel.index()].layer,
+            };
+            let s = sips(c, head_copy.as_ref().map(|h| &h.0), &rewritten);
+            let copy_of = |rel: RelId, ad: &Adornment| (rel, (ad.clone(), ctx));
+            // Body literals with rewritten relations renamed.
+            let body: Vec<Lit> = c
+                .body
+                .iter()
+                .zip(&s)
+                .map(|(l, s)| match (l, s) {
+                    (Lit::Pos(a), Some((ad, _))) => {
+                        Lit::Pos(AtomPat { rel: adorned[&copy_of(a.rel, ad)], args: a.args.clone() })
+                    }
+                    (Lit::Neg(a), Some((ad, _))) => {
+                        Lit::Neg(AtomPat { rel: adorned[&copy_of(a.rel, ad)], args: a.args.clone() })
+                    }
+                    (l, _) => l.clone(),
+                })
+                .collect();
+            let guard = head_copy.as_ref().map(|h| {
+                Lit::Pos(AtomPat { rel: magic[&(c.head.rel, h.clone())], args: bound_args(&c.head.args, &h.0) })
+            });
+            let head = match &head_copy {
+                Some(h) => AtomPat { rel: adorned[&(c.head.rel, h.clone())], args: c.head.args.clone() },
+                None => c.head.clone(),
+            };
+            // One magic clause per rewritten call: the demand it makes.
+            for (i, s) in s.iter().enumerate() {
+                let Some((ad, prefix)) = s else { continue };
+                let (Lit::Pos(a) | Lit::Neg(a)) = &c.body[i] else { continue };
+                let mut mbody: Vec<Lit> = guard.iter().cloned().collect();
+                mbody.extend(prefix.iter().map(|&j| body[j].clone()));
+                clauses.push(Clause {
+                    head: AtomPat { rel: magic[&copy_of(a.rel, ad)], args: bound_args(&a.args, ad) },
+                    body: mbody,
+                    var_names: c.var_names.clone(),
+                    loc: c.loc.clone(),
+                });
+            }
+            let mut full_body: Vec<Lit> = guard.into_iter().collect();
+            full_body.extend(body);
+            clauses.push(Clause { head, body: full_body, var_names: c.var_names.clone(), loc: c.loc.clone() });
+        }
+    }
+    for r in relations.iter_mut() {
+        r.defined = false;
+    }
+    for c in &clauses {
+        relations[c.head.rel.index()].defined = true;
+    }
+    crate::strata::set_layers(&mut relations, &clauses);
+    let strata = crate::strata::stratify(&relations, &clauses).ok()?;
+    let kept: Vec<RelId> = (0..nrel).filter(|&r| rewritten[r]).map(|r| RelId(r as u32)).collect();
+    let names: Vec<&str> = kept.iter().map(|&r| game.rel_name(r)).collect();
+    let mut warnings = game.warnings.clone();
+    warnings.push(format!("computed on demand (magic sets): {}", names.join(", ")));
+    Some(Rewritten {
+        game: Game {
+            name: game.name.clone(),
+            symbols,
+            roles: game.roles.clone(),
+            relations,
+            clauses,
+            strata,
+            source_rules: game.source_rules,
+            warnings,
+        },
+        relations: kept,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load;
+
+    #[test]
+    fn rewrites_a_bound_helper_and_keeps_meaning_of_outputs() {
+        // `near` is only called with its first argument bound.
+        let g = load(
+            "t.kif",
+            "(role r) (n 1) (n 2) (n 3) (succ 1 2) (succ 2 3) (init (at 1))
+             (<= (near ?x ?y) (n ?x) (n ?y) (succ ?x ?y))
+             (<= (legal r (go ?y)) (true (at ?x)) (near ?x ?y))
+             (<= (next (at ?y)) (does r (go ?y)))
+             (<= terminal (true (at 3))) (goal r 100)",
+        )
+        .unwrap();
+        let near = g.relation_by_name("near").unwrap();
+        let rw = demand_transform(&g, &[near]).expect("rewritable");
+        assert_eq!(rw.relations, vec![near]);
+        assert!(rw.game.relation_by_name("near@bf/s").is_some());
+        assert!(rw.game.relation_by_name("magic@near@bf/s").is_some());
+        // `near` itself is no longer computed.
+        assert!(!rw.game.relations[near.index()].defined);
+    }
+
+    #[test]
+    fn a_relation_used_unbound_is_not_rewritten() {
+        let g = load(
+            "t.kif",
+            "(role r) (n 1) (init (at 1)) (<= (h ?x) (n ?x))
+             (<= (legal r go) (h ?x)) (<= (next (at 1)) (true (at 1)))
+             (<= terminal (true (at 2))) (goal r 100)",
+        )
+        .unwrap();
+        let h = g.relation_by_name("h").unwrap();
+        assert!(demand_transform(&g, &[h]).is_none());
+    }
+}
