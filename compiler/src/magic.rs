@@ -22,6 +22,9 @@
 use crate::game::{AtomPat, Clause, Game, Layer, Lit, Pat, RelId, Relation, KEYWORD_RELATIONS};
 use rustc_hash::FxHashMap;
 
+/// Names of the demand relations begin with this.
+pub const PREFIX: &str = "magic@";
+
 /// Which argument positions are bound.
 type Adornment = Vec<bool>;
 
@@ -234,7 +237,7 @@ pub fn demand_transform(game: &Game, wanted: &[RelId]) -> Option<Rewritten> {
             adorned.insert((RelId(r as u32), ad.clone()), id);
             let mid = RelId(relations.len() as u32);
             relations.push(Relation {
-                name: symbols.intern(&format!("magic@{base}@{an}")),
+                name: symbols.intern(&format!("{PREFIX}{base}@{an}")),
                 arity: ad.0.iter().filter(|&&b| b).count(),
                 layer: game.relations[r].layer,
                 defined: true,

@@ -95,7 +95,7 @@ impl Prover {
             // adorned relation `r@bf` stands for `r`; magic relations
             // cannot be helped further.
             let mut progressed = false;
-            for name in culprits.iter().filter(|n| !n.starts_with("magic@")) {
+            for name in culprits.iter().filter(|n| !n.starts_with(propel_compiler::magic::PREFIX)) {
                 let base = name.split('@').next().unwrap_or(name);
                 let Some(r) = game.relation_by_name(base) else { continue };
                 if demand.contains(&r) {
@@ -163,12 +163,13 @@ impl Prover {
             game,
         };
         p.eval_layer(0)?;
-        p.budget.deadline = None;
         p.initial = p.collect(RelId::INIT);
-        // Evaluate the initial state once, counting derivations per relation.
+        // Evaluate the initial state once (under the same deadline),
+        // counting derivations per relation.
         p.scratch.reset_counts();
         let initial = p.initial.clone();
         p.load_state(&initial)?;
+        p.budget.deadline = None;
         Ok(p)
     }
 

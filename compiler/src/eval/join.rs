@@ -6,6 +6,7 @@ use super::plan::{EPat, Filter, Plan};
 use super::{EvalError, Negation};
 use crate::term::{TermId, TermPool, TooDeep};
 use smallvec::SmallVec;
+use std::time::Instant;
 
 pub(crate) const UNBOUND: TermId = TermId(u32::MAX);
 
@@ -129,11 +130,15 @@ pub(crate) fn run<F>(
     pool: &mut TermPool,
     ranges: Ranges<'_>,
     neg: Negation,
+    deadline: Option<Instant>,
     emit: &mut F,
 ) -> Result<(), EvalError>
 where
     F: FnMut(&mut TermPool, &[TermId]) -> Result<(), EvalError>,
 {
+    // A join can run long without deriving anything: look at the clock
+    // every so many candidate rows too.
+    let mut ticks = 0u32;
     let deep = |_| EvalError::TermTooDeep { relation: String::new() };
     let mut bind = vec![UNBOUND; plan.nvars];
     let mut trail: Vec<u32> = Vec::new();
@@ -179,6 +184,10 @@ where
             frames.pop();
             continue;
         };
+        ticks = ticks.wrapping_add(1);
+        if ticks % 65536 == 0 && deadline.is_some_and(|d| Instant::now() > d) {
+            return Err(EvalError::Timeout { relation: String::new(), rows: 0 });
+        }
         let row = db.rel(step.rel).row(r as usize);
         if !step.args.iter().zip(row).all(|(a, &t)| match_pat(pool, a, t, &mut bind, &mut trail)) {
             continue;

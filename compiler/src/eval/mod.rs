@@ -97,6 +97,8 @@ pub struct Program {
     names: Vec<String>,
     /// Relations whose contents change with the state or the joint move.
     dynamic: Vec<bool>,
+    /// Demand relations made by [`crate::magic`] (named `magic@...`).
+    demand: Vec<bool>,
     clauses: Vec<Clause>,
     strata: Vec<StratumPlan>,
     clause_plans: Vec<Option<Plan>>,
@@ -133,6 +135,7 @@ impl Program {
     /// by `RelId`. Returns the program and its (empty) database.
     pub fn new(relations: Vec<(String, usize, Layer)>, clauses: &[Clause], strata: &[Stratum]) -> (Program, Db) {
         let dynamic: Vec<bool> = relations.iter().map(|r| r.2 != Layer::Static).collect();
+        let demand: Vec<bool> = relations.iter().map(|r| r.0.starts_with(crate::magic::PREFIX)).collect();
         let (names, arities): (Vec<String>, Vec<usize>) = relations.into_iter().map(|(n, a, _)| (n, a)).unzip();
         let db = Db::new(arities.iter().map(|&a| Relation::new(a)).collect());
         let strata = strata
@@ -145,8 +148,14 @@ impl Program {
                 plans: None,
             })
             .collect();
-        let prog =
-            Program { dynamic, names, clauses: clauses.to_vec(), strata, clause_plans: vec![None; clauses.len()] };
+        let prog = Program {
+            dynamic,
+            demand,
+            names,
+            clauses: clauses.to_vec(),
+            strata,
+            clause_plans: vec![None; clauses.len()],
+        };
         (prog, db)
     }
 
@@ -171,10 +180,16 @@ impl Program {
         stats: &mut FxHashMap<RelId, (f64, Vec<f64>)>,
     ) -> Plan {
         let dynamic = &self.dynamic;
+        let demand = &self.demand;
         let mut estimate = |rel: RelId, key: &[usize]| -> f64 {
             // Relations of this stratum are not computed yet, and the
             // contents of state-dependent ones now (one state) say little
             // about later states.
+            // A demand (magic) relation guards a rewritten clause: join it
+            // first, or the clause is computed for all arguments again.
+            if demand[rel.index()] {
+                return 0.0;
+            }
             if unknown.contains(&rel) || dynamic[rel.index()] {
                 // All columns bound: a membership test.
                 if key.len() == db.rel(rel).arity() {
@@ -302,7 +317,7 @@ impl Program {
         let arity = plan.head.len();
         {
             let db_ref: &Db = db;
-            join::run(plan, db_ref, pool, ranges, neg, &mut |pool, bind| {
+            join::run(plan, db_ref, pool, ranges, neg, budget.deadline, &mut |pool, bind| {
                 for a in plan.head.iter() {
                     let t = join::build(pool, a, bind).map_err(|_| EvalError::TermTooDeep { relation: name() })?;
                     out.push(t);
@@ -332,6 +347,9 @@ impl Program {
             })
             .map_err(|e| match e {
                 EvalError::TermTooDeep { .. } => EvalError::TermTooDeep { relation: name() },
+                EvalError::Timeout { relation, rows } if relation.is_empty() => {
+                    EvalError::Timeout { relation: name(), rows: rows.max(budget.facts) }
+                }
                 e => e,
             })?;
         }
@@ -370,6 +388,6 @@ impl Program {
         }
         let Some(plan) = &self.clause_plans[ci] else { unreachable!("planned above") };
         let all = |_: usize| (0u32, u32::MAX);
-        join::run(plan, db, pool, &all, neg, f)
+        join::run(plan, db, pool, &all, neg, None, f)
     }
 }
