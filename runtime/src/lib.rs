@@ -6,10 +6,12 @@
 pub mod machine;
 pub mod perft;
 pub mod playout;
+pub mod propnet;
 pub mod prover;
 pub mod rng;
 pub mod trace;
 
 pub use machine::{Goal, MachineError, StateMachine};
+pub use propnet::{PropnetMachine, Topology};
 pub use prover::Prover;
 pub use rng::Rng;

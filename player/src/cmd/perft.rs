@@ -1,4 +1,4 @@
-use crate::machines::{load_game, with_machine, MachineKind};
+use crate::machines::{load_game, with_machine, MachineArgs};
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 use propel_runtime::perft::perft;
@@ -12,9 +12,8 @@ pub struct Args {
     /// Deepest depth to count (lines are printed for 0..=depth).
     #[arg(long, short)]
     depth: usize,
-    /// Which state machine computes the moves.
-    #[arg(long, default_value = "prover")]
-    machine: MachineKind,
+    #[command(flatten)]
+    machine: MachineArgs,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {

@@ -1,4 +1,4 @@
-use crate::machines::{load_game, with_machine, MachineKind};
+use crate::machines::{load_game, with_machine, MachineArgs};
 use anyhow::Result;
 use propel_runtime::playout::playouts;
 use std::path::PathBuf;
@@ -12,9 +12,8 @@ pub struct Args {
     /// How long to run playouts.
     #[arg(long, default_value_t = 5.0)]
     seconds: f64,
-    /// Which state machine plays.
-    #[arg(long, default_value = "prover")]
-    machine: MachineKind,
+    #[command(flatten)]
+    machine: MachineArgs,
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -32,7 +31,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         anyhow::bail!("--seconds must be a non-negative number")
     };
     if !a.json {
-        eprintln!("running random playouts on {} for {secs} s ({})", a.game.display(), a.machine.name());
+        eprintln!("running random playouts on {} for {secs} s ({})", a.game.display(), a.machine.machine.name());
     }
     let stats = with_machine!(a.machine, game, |m| playouts(&mut m, Duration::from_secs_f64(secs), a.seed)?);
     if stats.undefined_goals > 0 {
@@ -46,7 +45,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             "{}",
             serde_json::json!({
                 "game": a.game.display().to_string(),
-                "machine": a.machine.name(),
+                "machine": a.machine.machine.name(),
                 "playouts": stats.playouts,
                 "seconds": stats.seconds,
                 "playouts_per_s": stats.playouts_per_s(),

@@ -1,5 +1,5 @@
 use super::goal_json;
-use crate::machines::{load_game, with_machine, MachineKind};
+use crate::machines::{load_game, with_machine, MachineArgs};
 use anyhow::Result;
 use propel_runtime::trace::{trace, TraceEnd, TraceStep};
 use serde_json::{Map, Value};
@@ -17,9 +17,8 @@ pub struct Args {
     /// Stop after this many steps (lines) if the game has not ended.
     #[arg(long, default_value_t = 10_000)]
     max_steps: usize,
-    /// Which state machine plays the game.
-    #[arg(long, default_value = "prover")]
-    machine: MachineKind,
+    #[command(flatten)]
+    machine: MachineArgs,
 }
 
 fn step_json(roles: &[String], s: &TraceStep) -> Value {

@@ -1,0 +1,441 @@
+//! Grounding: which ground atoms can ever hold, and every rule instantiated
+//! over them.
+//!
+//! 1. A relaxed fixpoint: the rules evaluated bottom-up with negation
+//!    ignored, plus `true ⇐ init`, `true ⇐ next` and `does ⇐ legal`. What
+//!    it derives over-approximates every atom that can hold in any
+//!    reachable state (and every move that can be played).
+//! 2. Instantiation: each clause an output needs is matched against that
+//!    model; `distinct` is decided there and then, a negated atom that the
+//!    model never derives is dropped (it always holds), the others stay as
+//!    negations in the ground rule.
+//!
+//! Both steps run on the shared evaluator ([`crate::eval`]): semi-naive,
+//! indexed, iterative. Budgets on atoms, rules and time give errors that
+//! name the relation that exploded. When one does, the relations written
+//! for top-down provers are rewritten with magic sets ([`crate::magic`])
+//! and grounding starts again.
+
+use crate::eval::{Budget, Db, EvalError, Negation, Program, Scratch};
+use crate::game::{AtomPat, Clause, Game, Layer, Lit, Pat, RelId, Stratum};
+use crate::term::{TermId, TermPool, TooDeep};
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A ground atom: a relation and its ground arguments.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GroundAtom {
+    pub rel: RelId,
+    pub args: Box<[TermId]>,
+}
+
+/// Index of an atom in [`Grounded::atoms`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AtomId(pub u32);
+
+/// One ground rule: `head ⇐ pos... ∧ ¬neg...`.
+#[derive(Clone, Copy, Debug)]
+pub struct GroundRule {
+    pub head: AtomId,
+    start: u32,
+    npos: u32,
+    nneg: u32,
+}
+
+/// Limits on grounding.
+#[derive(Clone, Debug)]
+pub struct GroundLimits {
+    /// Atoms in the relaxed model.
+    pub max_atoms: usize,
+    /// Ground rules.
+    pub max_rules: usize,
+    pub time: Duration,
+}
+
+impl Default for GroundLimits {
+    fn default() -> Self {
+        GroundLimits { max_atoms: 5_000_000, max_rules: 10_000_000, time: Duration::from_secs(60) }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GroundError {
+    #[error("grounding gave up: {0}")]
+    Model(EvalError),
+    #[error("grounding gave up: more than {limit} ground rules (relation `{relation}` has {count} instances)")]
+    TooManyRules { relation: String, count: usize, limit: usize },
+    #[error("grounding gave up: time limit reached while instantiating `{relation}` ({rules} rules so far)")]
+    Timeout { relation: String, rules: usize },
+    #[error(
+        "grounding gave up: rules build terms nested deeper than {} levels (in `{relation}`)",
+        crate::term::MAX_TERM_DEPTH
+    )]
+    TooDeep { relation: String },
+}
+
+impl GroundError {
+    /// The relation named by the error.
+    pub fn relation(&self) -> &str {
+        match self {
+            GroundError::Model(
+                EvalError::TooManyFacts { relation, .. }
+                | EvalError::TermTooDeep { relation }
+                | EvalError::Timeout { relation, .. },
+            ) => relation,
+            GroundError::TooManyRules { relation, .. }
+            | GroundError::Timeout { relation, .. }
+            | GroundError::TooDeep { relation } => relation,
+        }
+    }
+}
+
+/// A grounded game.
+pub struct Grounded {
+    /// The rules that were grounded (the game itself, or its magic-set
+    /// rewrite when that was needed).
+    pub game: Arc<Game>,
+    pub pool: TermPool,
+    pub atoms: Vec<GroundAtom>,
+    pub rules: Vec<GroundRule>,
+    lits: Vec<AtomId>,
+    index: FxHashMap<(RelId, Box<[TermId]>), AtomId>,
+    /// Relations rewritten for demand before grounding succeeded.
+    pub demand: Vec<String>,
+    /// Atoms in the relaxed model (all relations).
+    pub model_atoms: usize,
+    pub seconds: f64,
+}
+
+impl Grounded {
+    pub fn pos(&self, r: &GroundRule) -> &[AtomId] {
+        &self.lits[r.start as usize..(r.start + r.npos) as usize]
+    }
+
+    pub fn neg(&self, r: &GroundRule) -> &[AtomId] {
+        let s = (r.start + r.npos) as usize;
+        &self.lits[s..s + r.nneg as usize]
+    }
+
+    pub fn atom(&self, a: AtomId) -> &GroundAtom {
+        &self.atoms[a.0 as usize]
+    }
+
+    pub fn find(&self, rel: RelId, args: &[TermId]) -> Option<AtomId> {
+        self.index.get(&(rel, Box::from(args))).copied()
+    }
+
+    /// Canonical KIF of an atom's arguments, as `true`/`does` use them: the
+    /// single argument of a unary relation, `(rel args...)` otherwise.
+    pub fn atom_kif(&self, a: AtomId) -> String {
+        let at = self.atom(a);
+        let syms = &self.game.symbols;
+        let mut s = String::new();
+        if at.args.is_empty() {
+            s.push_str(self.game.rel_name(at.rel));
+        } else {
+            s.push('(');
+            s.push_str(self.game.rel_name(at.rel));
+            for &t in at.args.iter() {
+                s.push(' ');
+                self.pool.write_kif(t, syms, &mut s);
+            }
+            s.push(')');
+        }
+        s
+    }
+
+    fn intern(&mut self, rel: RelId, args: &[TermId]) -> AtomId {
+        if let Some(&a) = self.index.get(&(rel, Box::from(args))) {
+            return a;
+        }
+        let id = AtomId(self.atoms.len() as u32);
+        self.atoms.push(GroundAtom { rel, args: args.into() });
+        self.index.insert((rel, args.into()), id);
+        id
+    }
+}
+
+/// A pattern's ground term under `bind` (every variable bound).
+fn instantiate(pool: &mut TermPool, p: &Pat, bind: &[TermId]) -> Result<TermId, TooDeep> {
+    match p {
+        Pat::Var(v) => Ok(bind[*v as usize]),
+        Pat::Const(s) => Ok(pool.constant(*s)),
+        Pat::App(f, args) => {
+            let mut ids: SmallVec<[TermId; 8]> = SmallVec::with_capacity(args.len());
+            for a in args.iter() {
+                ids.push(instantiate(pool, a, bind)?);
+            }
+            pool.app(*f, &ids)
+        }
+    }
+}
+
+/// Grounds `game`, rewriting relations for demand when one explodes.
+pub fn ground(game: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded, GroundError> {
+    let start = Instant::now();
+    let deadline = start + limits.time;
+    let mut demand: Vec<RelId> = Vec::new();
+    let mut current = game.clone();
+    loop {
+        let attempt = ground_once(&current, limits, deadline);
+        let Err(e) = &attempt else {
+            return attempt.map(|mut g| {
+                g.demand = demand.iter().map(|&r| game.rel_name(r).to_string()).collect();
+                g.seconds = start.elapsed().as_secs_f64();
+                g
+            });
+        };
+        if Instant::now() > deadline || matches!(e, GroundError::TooDeep { .. }) {
+            return attempt;
+        }
+        let name = e.relation();
+        if name.starts_with(crate::magic::PREFIX) {
+            return attempt;
+        }
+        let base = name.split('@').next().unwrap_or(name);
+        let Some(r) = game.relation_by_name(base) else { return attempt };
+        if demand.contains(&r) {
+            return attempt;
+        }
+        demand.push(r);
+        match crate::magic::demand_transform(game, &crate::magic::with_callers(game, &demand)) {
+            Some(rw) if rw.relations.contains(&r) => {
+                tracing::info!(relation = base, "grounding: computing on demand");
+                current = Arc::new(rw.game);
+            }
+            _ => return attempt,
+        }
+    }
+}
+
+/// The relaxed program: the game's clauses without their negative
+/// literals, plus the bridges `true ⇐ init`, `true ⇐ next`, `does ⇐ legal`.
+/// Clause `i < game.clauses.len()` is game clause `i` without negations.
+fn relaxed(game: &Game) -> (Vec<Clause>, Vec<Stratum>, Vec<(String, usize, Layer)>) {
+    let mut clauses: Vec<Clause> = game
+        .clauses
+        .iter()
+        .map(|c| Clause {
+            head: c.head.clone(),
+            body: c.body.iter().filter(|l| !matches!(l, Lit::Neg(_))).cloned().collect(),
+            var_names: c.var_names.clone(),
+            loc: c.loc.clone(),
+        })
+        .collect();
+    let loc = game.clauses.first().map(|c| c.loc.clone()).unwrap_or_else(|| crate::source::Loc {
+        file: game.name.clone(),
+        line: 0,
+        col: 0,
+        excerpt: String::new(),
+    });
+    let x = crate::symbol::Sym::TRUE; // any name: only the count of variables matters
+    let unary = |head: RelId, body: RelId| Clause {
+        head: AtomPat { rel: head, args: Box::new([Pat::Var(0)]) },
+        body: vec![Lit::Pos(AtomPat { rel: body, args: Box::new([Pat::Var(0)]) })],
+        var_names: vec![x],
+        loc: loc.clone(),
+    };
+    clauses.push(unary(RelId::TRUE, RelId::INIT));
+    clauses.push(unary(RelId::TRUE, RelId::NEXT));
+    clauses.push(Clause {
+        head: AtomPat { rel: RelId::DOES, args: Box::new([Pat::Var(0), Pat::Var(1)]) },
+        body: vec![Lit::Pos(AtomPat { rel: RelId::LEGAL, args: Box::new([Pat::Var(0), Pat::Var(1)]) })],
+        var_names: vec![x, x],
+        loc,
+    });
+    let mut relations = game.relations.clone();
+    crate::strata::set_layers(&mut relations, &clauses);
+    // Without negation the program is trivially stratified.
+    let strata = crate::strata::stratify(&relations, &clauses).unwrap_or_default();
+    let rels = relations.iter().map(|r| (game.symbols.name(r.name).to_string(), r.arity, Layer::Static)).collect();
+    (clauses, strata, rels)
+}
+
+fn ground_once(game: &Arc<Game>, limits: &GroundLimits, deadline: Instant) -> Result<Grounded, GroundError> {
+    let (clauses, strata, rels) = relaxed(game);
+    let (mut program, mut db) = Program::new(rels, &clauses, &strata);
+    let mut pool = TermPool::new();
+    let mut budget = Budget::new(limits.max_atoms, Some(deadline));
+    let mut scratch = Scratch::default();
+    for si in 0..program.strata().len() {
+        program
+            .eval_stratum(si, &mut db, &mut pool, Negation::Ignore, &mut budget, &mut scratch)
+            .map_err(GroundError::Model)?;
+    }
+    let model_atoms = db.total_rows();
+    let mut g = Grounded {
+        game: game.clone(),
+        pool,
+        atoms: Vec::new(),
+        rules: Vec::new(),
+        lits: Vec::new(),
+        index: FxHashMap::default(),
+        demand: Vec::new(),
+        model_atoms,
+        seconds: 0.0,
+    };
+    // The state and move atoms exist even if no rule mentions them.
+    for rel in [RelId::TRUE, RelId::DOES] {
+        let rows: Vec<Vec<TermId>> = db.rel(rel).rows().map(|r| r.to_vec()).collect();
+        for r in rows {
+            g.intern(rel, &r);
+        }
+    }
+    let needed = game.needed_relations();
+    for (ci, c) in game.clauses.iter().enumerate() {
+        if !needed[c.head.rel.index()] {
+            continue;
+        }
+        instantiate_clause(&mut g, &mut program, &mut db, ci, c, limits, deadline)?;
+    }
+    Ok(g)
+}
+
+fn instantiate_clause(
+    g: &mut Grounded,
+    program: &mut Program,
+    db: &mut Db,
+    ci: usize,
+    c: &Clause,
+    limits: &GroundLimits,
+    deadline: Instant,
+) -> Result<(), GroundError> {
+    let game = g.game.clone();
+    let relation = || g_name(&game, c.head.rel);
+    let nvars = c.var_names.len();
+    let mut bindings: Vec<TermId> = Vec::new();
+    let mut count = 0usize;
+    let mut overflow = false;
+    let max_rules = limits.max_rules.saturating_sub(g.rules.len());
+    program
+        .for_each_match(ci, db, &mut g.pool, Negation::Ignore, &mut |_, bind| {
+            bindings.extend_from_slice(&bind[..nvars]);
+            count += 1;
+            if count > max_rules {
+                overflow = true;
+                return Err(EvalError::Timeout { relation: String::new(), rows: 0 });
+            }
+            Ok(())
+        })
+        .map_err(|e| match e {
+            _ if overflow => GroundError::TooManyRules { relation: relation(), count, limit: limits.max_rules },
+            e => GroundError::Model(e),
+        })?;
+    let deep = |_| GroundError::TooDeep { relation: relation() };
+    let mut args: SmallVec<[TermId; 8]> = SmallVec::new();
+    let mut pos: SmallVec<[AtomId; 16]> = SmallVec::new();
+    let mut neg: SmallVec<[AtomId; 8]> = SmallVec::new();
+    for k in 0..count {
+        if k % 4096 == 0 && Instant::now() > deadline {
+            return Err(GroundError::Timeout { relation: relation(), rules: g.rules.len() });
+        }
+        let bind = &bindings[k * nvars..(k + 1) * nvars];
+        pos.clear();
+        neg.clear();
+        for l in &c.body {
+            match l {
+                Lit::Pos(a) => {
+                    args.clear();
+                    for p in a.args.iter() {
+                        args.push(instantiate(&mut g.pool, p, bind).map_err(deep)?);
+                    }
+                    pos.push(g.intern(a.rel, &args));
+                }
+                Lit::Neg(a) => {
+                    args.clear();
+                    for p in a.args.iter() {
+                        args.push(instantiate(&mut g.pool, p, bind).map_err(deep)?);
+                    }
+                    // An atom the relaxed model never derives is never true:
+                    // its negation always holds.
+                    if db.rel(a.rel).contains(&args) {
+                        neg.push(g.intern(a.rel, &args));
+                    }
+                }
+                // Decided by the join already.
+                Lit::Distinct(..) | Lit::Same(..) => {}
+            }
+        }
+        args.clear();
+        for p in c.head.args.iter() {
+            args.push(instantiate(&mut g.pool, p, bind).map_err(deep)?);
+        }
+        let head = g.intern(c.head.rel, &args);
+        pos.sort_unstable();
+        pos.dedup();
+        neg.sort_unstable();
+        neg.dedup();
+        let start = g.lits.len() as u32;
+        g.lits.extend_from_slice(&pos);
+        g.lits.extend_from_slice(&neg);
+        g.rules.push(GroundRule { head, start, npos: pos.len() as u32, nneg: neg.len() as u32 });
+    }
+    Ok(())
+}
+
+fn g_name(game: &Game, r: RelId) -> String {
+    game.rel_name(r).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grounds_a_small_game() {
+        let game = Arc::new(
+            crate::load(
+                "t.kif",
+                "(role r) (n 1) (n 2) (init (at 1))
+                 (<= (legal r (go ?y)) (true (at ?x)) (n ?y) (distinct ?x ?y))
+                 (<= (next (at ?y)) (does r (go ?y)))
+                 (<= terminal (true (at 2)) (not (true (at 1)))) (goal r 100)",
+            )
+            .unwrap(),
+        );
+        let g = ground(&game, &GroundLimits::default()).unwrap();
+        let trues: Vec<String> = g
+            .atoms
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.rel == RelId::TRUE)
+            .map(|(i, _)| g.atom_kif(AtomId(i as u32)))
+            .collect();
+        assert_eq!(trues.len(), 2, "{trues:?}");
+        // legal(r, go 2) from at 1 and legal(r, go 1) from at 2: distinct decided.
+        let legal = g.rules.iter().filter(|r| g.atom(r.head).rel == RelId::LEGAL).count();
+        assert_eq!(legal, 2);
+        // terminal keeps its negation: (at 1) is in the model.
+        let t = g.rules.iter().find(|r| g.atom(r.head).rel == RelId::TERMINAL).unwrap();
+        assert_eq!(g.neg(t).len(), 1);
+    }
+
+    #[test]
+    fn budget_errors_name_the_relation() {
+        // A counter without bound: the state grows forever.
+        let game = Arc::new(
+            crate::load(
+                "t.kif",
+                "(role r) (init (c 0)) (<= (legal r go) (true (c ?x)))
+                 (<= (next (c (s ?x))) (true (c ?x))) (<= terminal (true (c 0))) (goal r 1)",
+            )
+            .unwrap(),
+        );
+        let e = ground(&game, &GroundLimits::default()).err().expect("unbounded");
+        assert!(e.to_string().contains("deeper"), "{e}");
+        // A helper only called with bound arguments is grounded on demand.
+        let game = Arc::new(
+            crate::load(
+                "t.kif",
+                "(role r) (init (c 0)) (n 0) (<= (n (s ?x)) (n ?x))
+                 (<= (legal r go) (true (c ?x)) (n ?x))
+                 (<= (next (c ?x)) (true (c ?x))) (<= terminal (true (c 0))) (goal r 1)",
+            )
+            .unwrap(),
+        );
+        let g = ground(&game, &GroundLimits { max_atoms: 10_000, ..Default::default() }).unwrap();
+        assert_eq!(g.demand, ["n"]);
+    }
+}

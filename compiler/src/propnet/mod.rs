@@ -1,0 +1,309 @@
+//! Propositional networks: a game's ground rules as a circuit.
+//!
+//! Components are numbered `0..len()`; each has a kind and a list of input
+//! components (flat arrays, no object graph). Base propositions are the
+//! state (`true` atoms), inputs are the joint move (`does` atoms); legal,
+//! goal, terminal and next-state outputs name components. Recursive
+//! relations give cycles of AND/OR (never through NOT: the rules are
+//! stratified); the network's meaning is the least fixed point, which
+//! [`Propnet::eval`] computes from scratch and the propagators maintain.
+
+mod build;
+pub mod passes;
+
+pub use build::{from_ground, PropnetError};
+
+use crate::graph::sccs;
+
+/// A component's kind. `Base(i)` and `Input(i)` index
+/// [`Propnet::bases`] and [`Propnet::inputs`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    True,
+    False,
+    Base(u32),
+    Input(u32),
+    And,
+    Or,
+    Not,
+    /// NOT of an AND.
+    Nand,
+    /// NOT of an OR.
+    Nor,
+}
+
+impl Kind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Kind::True => "true",
+            Kind::False => "false",
+            Kind::Base(_) => "base",
+            Kind::Input(_) => "input",
+            Kind::And => "and",
+            Kind::Or => "or",
+            Kind::Not => "not",
+            Kind::Nand => "nand",
+            Kind::Nor => "nor",
+        }
+    }
+
+    pub fn is_gate(&self) -> bool {
+        matches!(self, Kind::And | Kind::Or | Kind::Not | Kind::Nand | Kind::Nor)
+    }
+
+    /// The value of a gate given how many of its `n` inputs are true.
+    pub fn gate(&self, true_inputs: usize, n: usize) -> bool {
+        match self {
+            Kind::And => true_inputs == n,
+            Kind::Or => true_inputs > 0,
+            Kind::Not | Kind::Nor => true_inputs == 0,
+            Kind::Nand => true_inputs < n,
+            Kind::True => true,
+            _ => false,
+        }
+    }
+}
+
+/// A base proposition: one fact of the state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Base {
+    pub comp: u32,
+    /// The component whose value is this proposition in the next state.
+    pub next: u32,
+    /// Canonical KIF of the fact (the argument of `true`).
+    pub name: String,
+    /// Whether it holds in the initial state.
+    pub init: bool,
+}
+
+/// An input proposition: one role's move.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Input {
+    pub comp: u32,
+    pub role: u32,
+    /// The component that says whether the move is legal.
+    pub legal: u32,
+    /// Canonical KIF of the move.
+    pub name: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Goal {
+    pub role: u32,
+    pub value: u8,
+    pub comp: u32,
+}
+
+/// A propnet. Outputs (legal, goal, terminal, next) are component ids.
+#[derive(Clone, Debug, Default)]
+pub struct Propnet {
+    kinds: Vec<Kind>,
+    fanin_start: Vec<u32>,
+    fanin: Vec<u32>,
+    pub roles: Vec<String>,
+    pub bases: Vec<Base>,
+    pub inputs: Vec<Input>,
+    pub goals: Vec<Goal>,
+    pub terminal: u32,
+}
+
+/// Component counts by kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub total: usize,
+    pub and: usize,
+    pub or: usize,
+    pub not: usize,
+    pub nand: usize,
+    pub nor: usize,
+    pub base: usize,
+    pub input: usize,
+    pub constant: usize,
+    /// Sum of fan-in over all components.
+    pub edges: usize,
+}
+
+impl std::fmt::Display for Counts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} components ({} and, {} or, {} not, {} nand, {} nor, {} base, {} input, {} const), {} edges",
+            self.total,
+            self.and,
+            self.or,
+            self.not,
+            self.nand,
+            self.nor,
+            self.base,
+            self.input,
+            self.constant,
+            self.edges
+        )
+    }
+}
+
+impl Propnet {
+    /// A network from components in order: `comps[i] = (kind, inputs)`.
+    pub fn from_parts(
+        comps: Vec<(Kind, Vec<u32>)>,
+        roles: Vec<String>,
+        bases: Vec<Base>,
+        inputs: Vec<Input>,
+        goals: Vec<Goal>,
+        terminal: u32,
+    ) -> Propnet {
+        let mut kinds = Vec::with_capacity(comps.len());
+        let mut fanin_start = Vec::with_capacity(comps.len() + 1);
+        let mut fanin = Vec::new();
+        for (k, ins) in comps {
+            kinds.push(k);
+            fanin_start.push(fanin.len() as u32);
+            fanin.extend(ins);
+        }
+        fanin_start.push(fanin.len() as u32);
+        Propnet { kinds, fanin_start, fanin, roles, bases, inputs, goals, terminal }
+    }
+
+    pub fn len(&self) -> usize {
+        self.kinds.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.kinds.is_empty()
+    }
+
+    pub fn kind(&self, c: u32) -> Kind {
+        self.kinds[c as usize]
+    }
+
+    pub fn kinds(&self) -> &[Kind] {
+        &self.kinds
+    }
+
+    pub fn inputs_of(&self, c: u32) -> &[u32] {
+        &self.fanin[self.fanin_start[c as usize] as usize..self.fanin_start[c as usize + 1] as usize]
+    }
+
+    /// Fan-out lists: for each component, the components that read it.
+    pub fn fanout(&self) -> Vec<Vec<u32>> {
+        let mut out = vec![Vec::new(); self.len()];
+        for c in 0..self.len() as u32 {
+            for &i in self.inputs_of(c) {
+                out[i as usize].push(c);
+            }
+        }
+        out
+    }
+
+    /// Every component an output reads: legal, goal, terminal, next.
+    pub fn outputs(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = Vec::new();
+        v.extend(self.bases.iter().map(|b| b.next));
+        v.extend(self.inputs.iter().map(|i| i.legal));
+        v.extend(self.goals.iter().map(|g| g.comp));
+        v.push(self.terminal);
+        v
+    }
+
+    pub fn counts(&self) -> Counts {
+        let mut c = Counts { total: self.len(), edges: self.fanin.len(), ..Default::default() };
+        for k in &self.kinds {
+            match k {
+                Kind::And => c.and += 1,
+                Kind::Or => c.or += 1,
+                Kind::Not => c.not += 1,
+                Kind::Nand => c.nand += 1,
+                Kind::Nor => c.nor += 1,
+                Kind::Base(_) => c.base += 1,
+                Kind::Input(_) => c.input += 1,
+                Kind::True | Kind::False => c.constant += 1,
+            }
+        }
+        c
+    }
+
+    /// Strongly connected components of the gate graph, dependencies
+    /// first. Components not on a cycle come as singletons.
+    pub fn sccs(&self) -> Vec<Vec<u32>> {
+        let succ: Vec<Vec<u32>> = (0..self.len() as u32).map(|c| self.inputs_of(c).to_vec()).collect();
+        sccs(&succ)
+    }
+
+    /// The value of every component for a state (`bases[i]`: base `i`
+    /// holds) and joint move (`inputs[j]`: input `j` is played), computed
+    /// from scratch: components in dependency order, cycles iterated up
+    /// from false to their least fixed point. The reference the fast
+    /// propagators are checked against.
+    pub fn eval(&self, bases: &[bool], inputs: &[bool]) -> Vec<bool> {
+        let mut val = vec![false; self.len()];
+        for comp in self.sccs() {
+            loop {
+                let mut changed = false;
+                for &c in &comp {
+                    let v = self.value_from_inputs(c, &val, bases, inputs);
+                    if v != val[c as usize] {
+                        val[c as usize] = v;
+                        changed = true;
+                    }
+                }
+                // Singletons need one pass; cycles (monotone: AND/OR only)
+                // until nothing changes.
+                if !changed || comp.len() == 1 && !self.inputs_of(comp[0]).contains(&comp[0]) {
+                    break;
+                }
+            }
+        }
+        val
+    }
+
+    fn value_from_inputs(&self, c: u32, val: &[bool], bases: &[bool], inputs: &[bool]) -> bool {
+        match self.kind(c) {
+            Kind::True => true,
+            Kind::False => false,
+            Kind::Base(i) => bases[i as usize],
+            Kind::Input(i) => inputs[i as usize],
+            k => {
+                let ins = self.inputs_of(c);
+                let t = ins.iter().filter(|&&i| val[i as usize]).count();
+                k.gate(t, ins.len())
+            }
+        }
+    }
+
+    /// The initial state: each base's `init` flag.
+    pub fn initial_state(&self) -> Vec<bool> {
+        self.bases.iter().map(|b| b.init).collect()
+    }
+
+    /// Checks internal consistency (debug builds and tests): input ids in
+    /// range, gates with the right number of inputs, outputs in range.
+    pub fn check(&self) -> Result<(), String> {
+        let n = self.len() as u32;
+        for c in 0..n {
+            let ins = self.inputs_of(c);
+            if ins.iter().any(|&i| i >= n) {
+                return Err(format!("component {c} reads a component out of range"));
+            }
+            match self.kind(c) {
+                Kind::Not if ins.len() != 1 => return Err(format!("NOT {c} has {} inputs", ins.len())),
+                Kind::True | Kind::False | Kind::Base(_) | Kind::Input(_) if !ins.is_empty() => {
+                    return Err(format!("leaf {c} has inputs"))
+                }
+                Kind::Base(i) if self.bases.get(i as usize).map(|b| b.comp) != Some(c) => {
+                    return Err(format!("base component {c} not registered"))
+                }
+                Kind::Input(i) if self.inputs.get(i as usize).map(|b| b.comp) != Some(c) => {
+                    return Err(format!("input component {c} not registered"))
+                }
+                _ => {}
+            }
+        }
+        if self.outputs().iter().any(|&o| o >= n) {
+            return Err("an output is out of range".into());
+        }
+        if self.inputs.iter().any(|i| i.role as usize >= self.roles.len()) {
+            return Err("an input's role is out of range".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,534 @@
+//! The interpreted propagator: a propnet run by differential forward
+//! propagation, in the design of the Sancho posts.
+//!
+//! - The topology is shared and read-only ([`Topology`]): one packed record
+//!   per component and one contiguous fan-out array.
+//! - Each machine instance (one per thread) owns an `i32` counter per
+//!   component. Every logic component is the same operation: an input
+//!   turning true adds 1, turning false subtracts 1, and the top bit of
+//!   the counter is the output. The starting values make the kinds: OR
+//!   0x7FFFFFFF, AND 0x80000000 - n, NOR 0xFFFFFFFF, NAND -n (NOT = NOR of
+//!   one input).
+//! - Only components whose output flips propagate; flips of legal and
+//!   next-state components update trigger bitsets, so the legal moves and
+//!   the next state are read without scanning the network.
+//! - A new state is set by XOR of the old and new base bitsets: only the
+//!   bases that differ are touched.
+//! - Recursion gives cycles of AND/OR. Counting alone would let a cycle
+//!   keep itself true after its outside support is gone, so a decrement
+//!   arriving in a cyclic component schedules a recomputation of that
+//!   component's least fixed point from its outside inputs.
+
+use crate::machine::{MachineError, StateMachine};
+use propel_compiler::propnet::{Kind, Propnet};
+use std::sync::Arc;
+
+const NONE: u32 = u32::MAX;
+
+/// One component's record.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+struct Rec {
+    /// The counter with no input true.
+    counter0: i32,
+    fan_start: u32,
+    fan_len: u32,
+    /// Triggers: `trig_len` entries from `trig_start` in `Topology::triggers`.
+    trig_start: u32,
+    trig_len: u32,
+    /// Cyclic SCC this component belongs to, or NONE.
+    scc: u32,
+}
+
+/// What a component's flip updates.
+#[derive(Clone, Copy, Debug)]
+enum Trigger {
+    Legal(u32),
+    Next(u32),
+}
+
+/// A cyclic strongly connected component: its members, and for each
+/// member its inputs (to recompute the least fixed point).
+#[derive(Clone, Debug)]
+struct Cycle {
+    members: Vec<u32>,
+}
+
+/// The read-only part of a propnet machine, shared by all its instances.
+#[derive(Debug)]
+pub struct Topology {
+    recs: Vec<Rec>,
+    fanout: Vec<u32>,
+    fanin_start: Vec<u32>,
+    fanin: Vec<u32>,
+    triggers: Vec<Trigger>,
+    cycles: Vec<Cycle>,
+    base_comp: Vec<u32>,
+    input_comp: Vec<u32>,
+    /// Inputs of each role, in the order their names sort.
+    role_inputs: Vec<Vec<u32>>,
+    input_role: Vec<u32>,
+    terminal: u32,
+    roles: Vec<String>,
+    base_names: Vec<String>,
+    input_names: Vec<String>,
+    initial: Vec<u64>,
+    /// Goals read from the playout network, or None when they live in a
+    /// separate goal network.
+    goals: Vec<(u32, u8, u32)>,
+    goal_net: Option<GoalNet>,
+}
+
+/// A network evaluated from scratch, for goals at terminal states.
+#[derive(Debug)]
+struct GoalNet {
+    net: Propnet,
+}
+
+fn counter0(kind: Kind, n: usize) -> i32 {
+    let n = n as i32;
+    match kind {
+        Kind::Or => i32::MAX,
+        Kind::And => i32::MIN.wrapping_sub(n),
+        Kind::Not | Kind::Nor => -1,
+        Kind::Nand => n.wrapping_neg(),
+        Kind::True => -1,
+        Kind::False | Kind::Base(_) | Kind::Input(_) => 0,
+    }
+}
+
+fn words(n: usize) -> usize {
+    n.div_ceil(64)
+}
+
+impl Topology {
+    /// Builds the topology of `net`; `goal_net`, when given, computes the
+    /// goals instead of `net`'s goal outputs.
+    pub fn new(net: &Propnet, goal_net: Option<Propnet>) -> Topology {
+        let n = net.len();
+        let fanout_lists = net.fanout();
+        let mut recs = Vec::with_capacity(n);
+        let mut fanout = Vec::new();
+        let mut trig_lists: Vec<Vec<Trigger>> = vec![Vec::new(); n];
+        for (i, inp) in net.inputs.iter().enumerate() {
+            trig_lists[inp.legal as usize].push(Trigger::Legal(i as u32));
+        }
+        for (i, b) in net.bases.iter().enumerate() {
+            trig_lists[b.next as usize].push(Trigger::Next(i as u32));
+        }
+        let mut triggers = Vec::new();
+        for c in 0..n {
+            let ins = net.inputs_of(c as u32);
+            recs.push(Rec {
+                counter0: counter0(net.kind(c as u32), ins.len()),
+                fan_start: fanout.len() as u32,
+                fan_len: fanout_lists[c].len() as u32,
+                trig_start: triggers.len() as u32,
+                trig_len: trig_lists[c].len() as u32,
+                scc: NONE,
+            });
+            fanout.extend_from_slice(&fanout_lists[c]);
+            triggers.extend_from_slice(&trig_lists[c]);
+        }
+        let mut cycles = Vec::new();
+        for comp in net.sccs() {
+            let cyclic = comp.len() > 1 || net.inputs_of(comp[0]).contains(&comp[0]);
+            if cyclic {
+                for &c in &comp {
+                    recs[c as usize].scc = cycles.len() as u32;
+                }
+                cycles.push(Cycle { members: comp });
+            }
+        }
+        let mut fanin_start = Vec::with_capacity(n + 1);
+        let mut fanin = Vec::new();
+        for c in 0..n as u32 {
+            fanin_start.push(fanin.len() as u32);
+            fanin.extend_from_slice(net.inputs_of(c));
+        }
+        fanin_start.push(fanin.len() as u32);
+        let mut role_inputs: Vec<Vec<u32>> = vec![Vec::new(); net.roles.len()];
+        for (i, inp) in net.inputs.iter().enumerate() {
+            role_inputs[inp.role as usize].push(i as u32);
+        }
+        for l in &mut role_inputs {
+            l.sort_by(|&a, &b| net.inputs[a as usize].name.cmp(&net.inputs[b as usize].name));
+        }
+        let mut initial = vec![0u64; words(net.bases.len())];
+        for (i, b) in net.bases.iter().enumerate() {
+            if b.init {
+                initial[i / 64] |= 1 << (i % 64);
+            }
+        }
+        Topology {
+            recs,
+            fanout,
+            fanin_start,
+            fanin,
+            triggers,
+            cycles,
+            base_comp: net.bases.iter().map(|b| b.comp).collect(),
+            input_comp: net.inputs.iter().map(|i| i.comp).collect(),
+            role_inputs,
+            input_role: net.inputs.iter().map(|i| i.role).collect(),
+            terminal: net.terminal,
+            roles: net.roles.clone(),
+            base_names: net.bases.iter().map(|b| b.name.clone()).collect(),
+            input_names: net.inputs.iter().map(|i| i.name.clone()).collect(),
+            initial,
+            goals: net.goals.iter().map(|g| (g.role, g.value, g.comp)).collect(),
+            goal_net: goal_net.map(|net| GoalNet { net }),
+        }
+    }
+
+    pub fn components(&self) -> usize {
+        self.recs.len()
+    }
+
+    pub fn cyclic_components(&self) -> usize {
+        self.cycles.iter().map(|c| c.members.len()).sum()
+    }
+
+    fn fanin_of(&self, c: u32) -> &[u32] {
+        &self.fanin[self.fanin_start[c as usize] as usize..self.fanin_start[c as usize + 1] as usize]
+    }
+}
+
+/// A state: the bitset of base propositions that hold.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct NetState(Arc<[u64]>);
+
+impl NetState {
+    pub fn bits(&self) -> &[u64] {
+        &self.0
+    }
+}
+
+/// One propagating instance of a propnet (per thread).
+#[derive(Clone, Debug)]
+pub struct PropnetMachine {
+    topo: Arc<Topology>,
+    counters: Vec<i32>,
+    bases: Vec<u64>,
+    inputs: Vec<u64>,
+    legal: Vec<u64>,
+    next: Vec<u64>,
+    /// Flips waiting to propagate: (component, +1 or -1).
+    stack: Vec<(u32, i32)>,
+    pending: Vec<u32>,
+    pending_flag: Vec<bool>,
+    scratch: Vec<i32>,
+    scratch_val: Vec<bool>,
+}
+
+#[inline]
+fn on(c: i32) -> bool {
+    c < 0
+}
+
+impl PropnetMachine {
+    pub fn new(topo: Arc<Topology>) -> PropnetMachine {
+        let n = topo.recs.len();
+        let mut m = PropnetMachine {
+            counters: topo.recs.iter().map(|r| r.counter0).collect(),
+            bases: vec![0; words(topo.base_comp.len())],
+            inputs: vec![0; words(topo.input_comp.len())],
+            legal: vec![0; words(topo.input_comp.len())],
+            next: vec![0; words(topo.base_comp.len())],
+            stack: Vec::new(),
+            pending: Vec::new(),
+            pending_flag: vec![false; topo.cycles.len()],
+            scratch: vec![0; n],
+            scratch_val: vec![false; n],
+            topo,
+        };
+        // Every component whose output is true with nothing set (TRUE,
+        // NOT, NOR, NAND) propagates once; then the network is consistent.
+        for c in 0..n as u32 {
+            if on(m.counters[c as usize]) {
+                m.flipped(c, 1);
+            }
+        }
+        m.settle();
+        m
+    }
+
+    pub fn topology(&self) -> &Arc<Topology> {
+        &self.topo
+    }
+
+    /// Component `c`'s output has just flipped (`delta` +1: now true).
+    #[inline]
+    fn flipped(&mut self, c: u32, delta: i32) {
+        let r = self.topo.recs[c as usize];
+        for t in r.trig_start..r.trig_start + r.trig_len {
+            let (bits, i) = match self.topo.triggers[t as usize] {
+                Trigger::Legal(i) => (&mut self.legal, i),
+                Trigger::Next(i) => (&mut self.next, i),
+            };
+            let w = &mut bits[i as usize / 64];
+            let m = 1u64 << (i % 64);
+            if delta > 0 {
+                *w |= m
+            } else {
+                *w &= !m
+            }
+        }
+        if r.fan_len > 0 {
+            self.stack.push((c, delta));
+        }
+    }
+
+    /// Propagates every pending flip, then recomputes the cycles that lost
+    /// support, until nothing changes.
+    fn settle(&mut self) {
+        loop {
+            while let Some((c, delta)) = self.stack.pop() {
+                let r = self.topo.recs[c as usize];
+                for k in r.fan_start..r.fan_start + r.fan_len {
+                    let f = self.topo.fanout[k as usize];
+                    let before = self.counters[f as usize];
+                    let after = before.wrapping_add(delta);
+                    self.counters[f as usize] = after;
+                    if delta < 0 {
+                        let s = self.topo.recs[f as usize].scc;
+                        if s != NONE && !self.pending_flag[s as usize] {
+                            self.pending_flag[s as usize] = true;
+                            self.pending.push(s);
+                        }
+                    }
+                    if on(before) != on(after) {
+                        self.flipped(f, if on(after) { 1 } else { -1 });
+                    }
+                }
+            }
+            let Some(s) = self.pending.pop() else { return };
+            self.pending_flag[s as usize] = false;
+            self.recompute_cycle(s);
+        }
+    }
+
+    /// Sets a cycle to the least fixed point of its current outside inputs.
+    fn recompute_cycle(&mut self, s: u32) {
+        let topo = self.topo.clone();
+        let members = &topo.cycles[s as usize].members;
+        // Counters with only the outside inputs counted.
+        let mut work: Vec<u32> = Vec::new();
+        for &m in members {
+            let mut c = topo.recs[m as usize].counter0;
+            for &i in topo.fanin_of(m) {
+                if topo.recs[i as usize].scc != s && on(self.counters[i as usize]) {
+                    c = c.wrapping_add(1);
+                }
+            }
+            self.scratch[m as usize] = c;
+            self.scratch_val[m as usize] = false;
+            if on(c) {
+                work.push(m);
+            }
+        }
+        // Grow from there through the cycle (AND/OR: monotone).
+        while let Some(m) = work.pop() {
+            if self.scratch_val[m as usize] {
+                continue;
+            }
+            self.scratch_val[m as usize] = true;
+            let r = topo.recs[m as usize];
+            for k in r.fan_start..r.fan_start + r.fan_len {
+                let f = topo.fanout[k as usize];
+                if topo.recs[f as usize].scc == s {
+                    self.scratch[f as usize] = self.scratch[f as usize].wrapping_add(1);
+                    if on(self.scratch[f as usize]) && !self.scratch_val[f as usize] {
+                        work.push(f);
+                    }
+                }
+            }
+        }
+        // Install the new values: member counters as recomputed; members
+        // whose output changed tell their outside readers.
+        for &m in members {
+            let was = on(self.counters[m as usize]);
+            self.counters[m as usize] = self.scratch[m as usize];
+            let now = on(self.counters[m as usize]);
+            debug_assert_eq!(now, self.scratch_val[m as usize]);
+            if was == now {
+                continue;
+            }
+            let delta = if now { 1 } else { -1 };
+            let r = topo.recs[m as usize];
+            for t in r.trig_start..r.trig_start + r.trig_len {
+                let (bits, i) = match topo.triggers[t as usize] {
+                    Trigger::Legal(i) => (&mut self.legal, i),
+                    Trigger::Next(i) => (&mut self.next, i),
+                };
+                let w = &mut bits[i as usize / 64];
+                let mask = 1u64 << (i % 64);
+                if now {
+                    *w |= mask
+                } else {
+                    *w &= !mask
+                }
+            }
+            for k in r.fan_start..r.fan_start + r.fan_len {
+                let f = topo.fanout[k as usize];
+                if topo.recs[f as usize].scc == s {
+                    continue;
+                }
+                let before = self.counters[f as usize];
+                let after = before.wrapping_add(delta);
+                self.counters[f as usize] = after;
+                if delta < 0 {
+                    let fs = topo.recs[f as usize].scc;
+                    if fs != NONE && !self.pending_flag[fs as usize] {
+                        self.pending_flag[fs as usize] = true;
+                        self.pending.push(fs);
+                    }
+                }
+                if on(before) != on(after) {
+                    self.flipped(f, if on(after) { 1 } else { -1 });
+                }
+            }
+        }
+    }
+
+    /// Sets a leaf (base or input) component's value.
+    #[inline]
+    fn set_leaf(&mut self, c: u32, value: bool) {
+        let cur = on(self.counters[c as usize]);
+        if cur != value {
+            self.counters[c as usize] = if value { -1 } else { 0 };
+            self.flipped(c, if value { 1 } else { -1 });
+        }
+    }
+
+    /// Makes `bits` the current state: only bases that differ are touched.
+    pub fn set_state(&mut self, bits: &[u64]) {
+        for w in 0..bits.len() {
+            let mut diff = bits[w] ^ self.bases[w];
+            while diff != 0 {
+                let b = diff.trailing_zeros();
+                diff &= diff - 1;
+                let i = w * 64 + b as usize;
+                let value = bits[w] >> b & 1 == 1;
+                let c = self.topo.base_comp[i];
+                self.set_leaf(c, value);
+            }
+            self.bases[w] = bits[w];
+        }
+        self.settle();
+    }
+
+    /// Makes `joint` (one input index per role) the current move.
+    pub fn set_joint(&mut self, joint: &[u32]) {
+        let mut want = vec![0u64; self.inputs.len()];
+        for &i in joint {
+            want[i as usize / 64] |= 1 << (i % 64);
+        }
+        for w in 0..want.len() {
+            let mut diff = want[w] ^ self.inputs[w];
+            while diff != 0 {
+                let b = diff.trailing_zeros();
+                diff &= diff - 1;
+                let i = w * 64 + b as usize;
+                let c = self.topo.input_comp[i];
+                self.set_leaf(c, want[w] >> b & 1 == 1);
+            }
+            self.inputs[w] = want[w];
+        }
+        self.settle();
+    }
+
+    pub fn terminal_now(&self) -> bool {
+        on(self.counters[self.topo.terminal as usize])
+    }
+
+    pub fn is_legal_now(&self, input: u32) -> bool {
+        self.legal[input as usize / 64] >> (input % 64) & 1 == 1
+    }
+
+    /// The next state, as computed for the current state and move.
+    pub fn next_bits(&self) -> &[u64] {
+        &self.next
+    }
+
+    fn goal_values_now(&self, role: usize, out: &mut Vec<u8>) {
+        out.clear();
+        match &self.topo.goal_net {
+            None => {
+                for &(r, v, c) in &self.topo.goals {
+                    if r as usize == role && on(self.counters[c as usize]) {
+                        out.push(v);
+                    }
+                }
+            }
+            Some(g) => {
+                let bases: Vec<bool> =
+                    (0..self.topo.base_comp.len()).map(|i| self.bases[i / 64] >> (i % 64) & 1 == 1).collect();
+                let val = g.net.eval(&bases, &vec![false; g.net.inputs.len()]);
+                for goal in &g.net.goals {
+                    if goal.role as usize == role && val[goal.comp as usize] {
+                        out.push(goal.value);
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
+}
+
+impl StateMachine for PropnetMachine {
+    type State = NetState;
+    type Move = u32;
+
+    fn roles(&self) -> &[String] {
+        &self.topo.roles
+    }
+
+    fn initial_state(&mut self) -> Result<NetState, MachineError> {
+        Ok(NetState(Arc::from(self.topo.initial.clone())))
+    }
+
+    fn is_terminal(&mut self, s: &NetState) -> Result<bool, MachineError> {
+        self.set_state(s.bits());
+        Ok(self.terminal_now())
+    }
+
+    fn legal_moves(&mut self, s: &NetState, role: usize, out: &mut Vec<u32>) -> Result<(), MachineError> {
+        self.set_state(s.bits());
+        out.clear();
+        let topo = self.topo.clone();
+        out.extend(topo.role_inputs[role].iter().copied().filter(|&i| self.is_legal_now(i)));
+        Ok(())
+    }
+
+    fn next_state(&mut self, s: &NetState, joint: &[u32]) -> Result<NetState, MachineError> {
+        if joint.len() != self.topo.roles.len()
+            || joint.iter().enumerate().any(|(r, &m)| self.topo.input_role.get(m as usize) != Some(&(r as u32)))
+        {
+            return Err(MachineError::Other("a joint move needs one move of each role, in role order".into()));
+        }
+        self.set_state(s.bits());
+        self.set_joint(joint);
+        Ok(NetState(Arc::from(self.next.clone())))
+    }
+
+    fn goal_values(&mut self, s: &NetState, role: usize, out: &mut Vec<u8>) -> Result<(), MachineError> {
+        self.set_state(s.bits());
+        self.goal_values_now(role, out);
+        Ok(())
+    }
+
+    fn state_kif(&mut self, s: &NetState) -> Vec<String> {
+        let mut v: Vec<String> = (0..self.topo.base_names.len())
+            .filter(|&i| s.bits()[i / 64] >> (i % 64) & 1 == 1)
+            .map(|i| self.topo.base_names[i].clone())
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn move_kif(&self, m: u32) -> String {
+        self.topo.input_names[m as usize].clone()
+    }
+}
