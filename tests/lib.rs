@@ -70,3 +70,30 @@ pub fn check_perft<M: StateMachine>(m: &mut M, golden: &[PerftLine], what: &str)
     }
     depth
 }
+
+/// A propnet machine for `game` after `passes`.
+pub fn propnet_machine(
+    game: &std::sync::Arc<propel_compiler::Game>,
+    passes: &[propel_compiler::propnet::passes::Pass],
+) -> propel_runtime::PropnetMachine {
+    let c = propel_compiler::pipeline::compile(game, &Default::default(), passes)
+        .unwrap_or_else(|e| panic!("{}: {e}", game.name));
+    let topo = std::sync::Arc::new(propel_runtime::Topology::new(&c.net, c.goal_net));
+    propel_runtime::PropnetMachine::new(topo)
+}
+
+/// Every step of the traces for `seeds` equal on both machines.
+pub fn assert_traces_agree<A: StateMachine, B: StateMachine>(a: &mut A, b: &mut B, seeds: &[u64], what: &str) {
+    use propel_runtime::trace::trace;
+    for &seed in seeds {
+        let mut ta = Vec::new();
+        let mut tb = Vec::new();
+        let ea = trace(a, seed, 400, &mut |s| ta.push(s.clone())).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let eb = trace(b, seed, 400, &mut |s| tb.push(s.clone())).unwrap_or_else(|e| panic!("{what}: {e}"));
+        for (x, y) in ta.iter().zip(&tb) {
+            assert_eq!(x, y, "{what}: seed {seed}: traces differ at step {}", x.step);
+        }
+        assert_eq!(ta.len(), tb.len(), "{what}: seed {seed}: trace lengths differ");
+        assert_eq!(ea, eb, "{what}: seed {seed}");
+    }
+}

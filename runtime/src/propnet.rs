@@ -20,7 +20,7 @@
 //!   component's least fixed point from its outside inputs.
 
 use crate::machine::{MachineError, StateMachine};
-use propel_compiler::propnet::{Kind, Propnet};
+use propel_compiler::propnet::{Evaluator, Kind, Propnet};
 use std::sync::Arc;
 
 const NONE: u32 = u32::MAX;
@@ -65,9 +65,11 @@ pub struct Topology {
     cycles: Vec<Cycle>,
     base_comp: Vec<u32>,
     input_comp: Vec<u32>,
-    /// Inputs of each role, in the order their names sort.
-    role_inputs: Vec<Vec<u32>>,
+    /// Each role's inputs: (first, count); numbered by role, then name.
+    role_range: Vec<(u32, u32)>,
     input_role: Vec<u32>,
+    /// Whether any cycle exists (skips the cycle bookkeeping when not).
+    has_cycles: bool,
     terminal: u32,
     roles: Vec<String>,
     base_names: Vec<String>,
@@ -83,6 +85,7 @@ pub struct Topology {
 #[derive(Debug)]
 struct GoalNet {
     net: Propnet,
+    order: Evaluator,
 }
 
 fn counter0(kind: Kind, n: usize) -> i32 {
@@ -106,12 +109,23 @@ impl Topology {
     /// goals instead of `net`'s goal outputs.
     pub fn new(net: &Propnet, goal_net: Option<Propnet>) -> Topology {
         let n = net.len();
+        // Inputs numbered by role, then name: a role's moves are one
+        // contiguous range of the legal bitset, already in sorted order.
+        let mut by_role: Vec<u32> = (0..net.inputs.len() as u32).collect();
+        by_role.sort_by(|&a, &b| {
+            let (x, y) = (&net.inputs[a as usize], &net.inputs[b as usize]);
+            (x.role, &x.name).cmp(&(y.role, &y.name))
+        });
+        let mut input_index = vec![0u32; net.inputs.len()];
+        for (new, &old) in by_role.iter().enumerate() {
+            input_index[old as usize] = new as u32;
+        }
         let fanout_lists = net.fanout();
         let mut recs = Vec::with_capacity(n);
         let mut fanout = Vec::new();
         let mut trig_lists: Vec<Vec<Trigger>> = vec![Vec::new(); n];
         for (i, inp) in net.inputs.iter().enumerate() {
-            trig_lists[inp.legal as usize].push(Trigger::Legal(i as u32));
+            trig_lists[inp.legal as usize].push(Trigger::Legal(input_index[i]));
         }
         for (i, b) in net.bases.iter().enumerate() {
             trig_lists[b.next as usize].push(Trigger::Next(i as u32));
@@ -147,12 +161,13 @@ impl Topology {
             fanin.extend_from_slice(net.inputs_of(c));
         }
         fanin_start.push(fanin.len() as u32);
-        let mut role_inputs: Vec<Vec<u32>> = vec![Vec::new(); net.roles.len()];
-        for (i, inp) in net.inputs.iter().enumerate() {
-            role_inputs[inp.role as usize].push(i as u32);
-        }
-        for l in &mut role_inputs {
-            l.sort_by(|&a, &b| net.inputs[a as usize].name.cmp(&net.inputs[b as usize].name));
+        let mut role_range = vec![(0u32, 0u32); net.roles.len()];
+        for (new, &old) in by_role.iter().enumerate() {
+            let r = net.inputs[old as usize].role as usize;
+            if role_range[r].1 == 0 {
+                role_range[r].0 = new as u32;
+            }
+            role_range[r].1 += 1;
         }
         let mut initial = vec![0u64; words(net.bases.len())];
         for (i, b) in net.bases.iter().enumerate() {
@@ -160,6 +175,7 @@ impl Topology {
                 initial[i / 64] |= 1 << (i % 64);
             }
         }
+        let has_cycles = !cycles.is_empty();
         Topology {
             recs,
             fanout,
@@ -168,16 +184,17 @@ impl Topology {
             triggers,
             cycles,
             base_comp: net.bases.iter().map(|b| b.comp).collect(),
-            input_comp: net.inputs.iter().map(|i| i.comp).collect(),
-            role_inputs,
-            input_role: net.inputs.iter().map(|i| i.role).collect(),
+            input_comp: by_role.iter().map(|&i| net.inputs[i as usize].comp).collect(),
+            role_range,
+            input_role: by_role.iter().map(|&i| net.inputs[i as usize].role).collect(),
+            has_cycles,
             terminal: net.terminal,
             roles: net.roles.clone(),
             base_names: net.bases.iter().map(|b| b.name.clone()).collect(),
-            input_names: net.inputs.iter().map(|i| i.name.clone()).collect(),
+            input_names: by_role.iter().map(|&i| net.inputs[i as usize].name.clone()).collect(),
             initial,
             goals: net.goals.iter().map(|g| (g.role, g.value, g.comp)).collect(),
-            goal_net: goal_net.map(|net| GoalNet { net }),
+            goal_net: goal_net.map(|net| GoalNet { order: Evaluator::new(&net), net }),
         }
     }
 
@@ -219,6 +236,7 @@ pub struct PropnetMachine {
     pending_flag: Vec<bool>,
     scratch: Vec<i32>,
     scratch_val: Vec<bool>,
+    want: Vec<u64>,
 }
 
 #[inline]
@@ -240,6 +258,7 @@ impl PropnetMachine {
             pending_flag: vec![false; topo.cycles.len()],
             scratch: vec![0; n],
             scratch_val: vec![false; n],
+            want: Vec::new(),
             topo,
         };
         // Every component whose output is true with nothing set (TRUE,
@@ -282,6 +301,7 @@ impl PropnetMachine {
     /// Propagates every pending flip, then recomputes the cycles that lost
     /// support, until nothing changes.
     fn settle(&mut self) {
+        let cycles = self.topo.has_cycles;
         loop {
             while let Some((c, delta)) = self.stack.pop() {
                 let r = self.topo.recs[c as usize];
@@ -290,7 +310,7 @@ impl PropnetMachine {
                     let before = self.counters[f as usize];
                     let after = before.wrapping_add(delta);
                     self.counters[f as usize] = after;
-                    if delta < 0 {
+                    if cycles && delta < 0 {
                         let s = self.topo.recs[f as usize].scc;
                         if s != NONE && !self.pending_flag[s as usize] {
                             self.pending_flag[s as usize] = true;
@@ -420,7 +440,9 @@ impl PropnetMachine {
 
     /// Makes `joint` (one input index per role) the current move.
     pub fn set_joint(&mut self, joint: &[u32]) {
-        let mut want = vec![0u64; self.inputs.len()];
+        let mut want = std::mem::take(&mut self.want);
+        want.clear();
+        want.resize(self.inputs.len(), 0);
         for &i in joint {
             want[i as usize / 64] |= 1 << (i % 64);
         }
@@ -435,6 +457,7 @@ impl PropnetMachine {
             }
             self.inputs[w] = want[w];
         }
+        self.want = want;
         self.settle();
     }
 
@@ -464,7 +487,8 @@ impl PropnetMachine {
             Some(g) => {
                 let bases: Vec<bool> =
                     (0..self.topo.base_comp.len()).map(|i| self.bases[i / 64] >> (i % 64) & 1 == 1).collect();
-                let val = g.net.eval(&bases, &vec![false; g.net.inputs.len()]);
+                let mut val = Vec::new();
+                g.order.eval(&g.net, &bases, &vec![false; g.net.inputs.len()], &mut val);
                 for goal in &g.net.goals {
                     if goal.role as usize == role && val[goal.comp as usize] {
                         out.push(goal.value);
@@ -497,8 +521,24 @@ impl StateMachine for PropnetMachine {
     fn legal_moves(&mut self, s: &NetState, role: usize, out: &mut Vec<u32>) -> Result<(), MachineError> {
         self.set_state(s.bits());
         out.clear();
-        let topo = self.topo.clone();
-        out.extend(topo.role_inputs[role].iter().copied().filter(|&i| self.is_legal_now(i)));
+        let (first, count) = self.topo.role_range[role];
+        let (lo, hi) = (first as usize, (first + count) as usize);
+        let mut w = lo / 64;
+        while w * 64 < hi {
+            let mut bits = self.legal[w];
+            // Mask off bits outside [lo, hi).
+            if w * 64 < lo {
+                bits &= !0u64 << (lo - w * 64);
+            }
+            if (w + 1) * 64 > hi {
+                bits &= !0u64 >> ((w + 1) * 64 - hi);
+            }
+            while bits != 0 {
+                out.push((w * 64) as u32 + bits.trailing_zeros());
+                bits &= bits - 1;
+            }
+            w += 1;
+        }
         Ok(())
     }
 

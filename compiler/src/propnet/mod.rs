@@ -9,6 +9,7 @@
 //! [`Propnet::eval`] computes from scratch and the propagators maintain.
 
 mod build;
+mod edit;
 pub mod passes;
 
 pub use build::{from_ground, PropnetError};
@@ -105,6 +106,9 @@ pub struct Propnet {
     pub inputs: Vec<Input>,
     pub goals: Vec<Goal>,
     pub terminal: u32,
+    /// A goal network (split off by the `goals` pass): its next-state,
+    /// legal and terminal outputs are placeholders, not the game's.
+    pub goals_only: bool,
 }
 
 /// Component counts by kind.
@@ -161,7 +165,7 @@ impl Propnet {
             fanin.extend(ins);
         }
         fanin_start.push(fanin.len() as u32);
-        Propnet { kinds, fanin_start, fanin, roles, bases, inputs, goals, terminal }
+        Propnet { kinds, fanin_start, fanin, roles, bases, inputs, goals, terminal, goals_only: false }
     }
 
     pub fn len(&self) -> usize {
@@ -235,28 +239,12 @@ impl Propnet {
     /// from false to their least fixed point. The reference the fast
     /// propagators are checked against.
     pub fn eval(&self, bases: &[bool], inputs: &[bool]) -> Vec<bool> {
-        let mut val = vec![false; self.len()];
-        for comp in self.sccs() {
-            loop {
-                let mut changed = false;
-                for &c in &comp {
-                    let v = self.value_from_inputs(c, &val, bases, inputs);
-                    if v != val[c as usize] {
-                        val[c as usize] = v;
-                        changed = true;
-                    }
-                }
-                // Singletons need one pass; cycles (monotone: AND/OR only)
-                // until nothing changes.
-                if !changed || comp.len() == 1 && !self.inputs_of(comp[0]).contains(&comp[0]) {
-                    break;
-                }
-            }
-        }
+        let mut val = Vec::new();
+        Evaluator::new(self).eval(self, bases, inputs, &mut val);
         val
     }
 
-    fn value_from_inputs(&self, c: u32, val: &[bool], bases: &[bool], inputs: &[bool]) -> bool {
+    pub(crate) fn value_from_inputs(&self, c: u32, val: &[bool], bases: &[bool], inputs: &[bool]) -> bool {
         match self.kind(c) {
             Kind::True => true,
             Kind::False => false,
@@ -305,5 +293,60 @@ impl Propnet {
             return Err("an input's role is out of range".into());
         }
         Ok(())
+    }
+}
+
+/// A propnet's evaluation order, computed once: components in dependency
+/// order, cycles marked, for evaluating a network from scratch again and
+/// again (the goal network at terminal states).
+#[derive(Clone, Debug)]
+pub struct Evaluator {
+    order: Vec<u32>,
+    /// (start, length, cyclic) per group of `order`.
+    groups: Vec<(u32, u32, bool)>,
+}
+
+impl Evaluator {
+    pub fn new(net: &Propnet) -> Evaluator {
+        let mut order = Vec::with_capacity(net.len());
+        let mut groups = Vec::new();
+        for comp in net.sccs() {
+            let cyclic = comp.len() > 1 || net.inputs_of(comp[0]).contains(&comp[0]);
+            groups.push((order.len() as u32, comp.len() as u32, cyclic));
+            order.extend(comp);
+        }
+        Evaluator { order, groups }
+    }
+
+    /// Fills `val` with every component's value (see [`Propnet::eval`]).
+    pub fn eval(&self, net: &Propnet, bases: &[bool], inputs: &[bool], val: &mut Vec<bool>) {
+        val.clear();
+        val.resize(net.len(), false);
+        for &(start, len, cyclic) in &self.groups {
+            let group = &self.order[start as usize..(start + len) as usize];
+            if !cyclic {
+                let c = group[0];
+                val[c as usize] = net.value_from_inputs(c, val, bases, inputs);
+                continue;
+            }
+            for &c in group {
+                val[c as usize] = false;
+            }
+            // AND/OR only in a cycle: monotone, so this rises to the least
+            // fixed point.
+            loop {
+                let mut changed = false;
+                for &c in group {
+                    let v = net.value_from_inputs(c, val, bases, inputs);
+                    if v != val[c as usize] {
+                        val[c as usize] = v;
+                        changed = true;
+                    }
+                }
+                if !changed {
+                    break;
+                }
+            }
+        }
     }
 }

@@ -1,29 +1,100 @@
 //! Optimisation passes over propnets. Each pass maps a network to an
-//! equivalent one (same legal moves, next states, goals and terminal
-//! states for every state and joint move); `tests/passes.rs` checks that
-//! with perft and traces before and after every pass.
+//! equivalent one: the same legal moves, next states, goals and terminal
+//! states in every reachable state, for every joint move of one move per
+//! role. `tests/passes.rs` checks each pass with perft and traces against
+//! the prover on every bundled game.
 
-use super::{Counts, Propnet};
+use super::edit::Edit;
+use super::{Counts, Kind, Propnet};
+use rustc_hash::FxHashMap;
 use std::time::Instant;
 
 /// A pass, by name (`--passes` takes a comma-separated list of these).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pass {}
+pub enum Pass {
+    /// Fold constants; drop TRUE inputs of AND, FALSE inputs of OR; a gate
+    /// with one input becomes that input. Bases that never change (their
+    /// next value is themselves, or a latch already at its fixed value)
+    /// are constants for their readers.
+    Constants,
+    /// Drop components no output reads.
+    Dead,
+    /// Merge structurally equal components (hash-consing).
+    Dedup,
+    /// Inline an AND (OR) read only by an AND (OR) into it.
+    Flatten,
+    /// Factor an input shared by several ANDs under one OR (or ORs under
+    /// one AND) out by the distributive law.
+    Factor,
+    /// Replace a large OR over one role's moves by the NOT of the OR of its
+    /// other moves (exactly one move per role is played).
+    Complement,
+    /// Fold NOTs into the gate they negate (NAND, NOR), and NOT-of-NOT.
+    NotFold,
+    /// Move the goal logic to a separate network, evaluated at terminal
+    /// states only.
+    Goals,
+}
 
 impl Pass {
-    pub const ALL: &'static [Pass] = &[];
+    /// The default pipeline, in order.
+    pub const ALL: &'static [Pass] = &[
+        Pass::Constants,
+        Pass::Dead,
+        Pass::Goals,
+        Pass::Dedup,
+        Pass::Factor,
+        Pass::Complement,
+        Pass::Constants,
+        Pass::Flatten,
+        Pass::Dedup,
+        Pass::NotFold,
+        Pass::Dead,
+    ];
+
+    /// Every pass once, for listing.
+    pub const EACH: &'static [Pass] = &[
+        Pass::Constants,
+        Pass::Dead,
+        Pass::Dedup,
+        Pass::Flatten,
+        Pass::Factor,
+        Pass::Complement,
+        Pass::NotFold,
+        Pass::Goals,
+    ];
 
     pub fn name(&self) -> &'static str {
-        match *self {}
+        match self {
+            Pass::Constants => "constants",
+            Pass::Dead => "dead",
+            Pass::Dedup => "dedup",
+            Pass::Flatten => "flatten",
+            Pass::Factor => "factor",
+            Pass::Complement => "complement",
+            Pass::NotFold => "notfold",
+            Pass::Goals => "goals",
+        }
     }
 
-    /// Parses a comma-separated list; `all` and `none` are accepted.
+    /// Parses a comma-separated list of names; `all` is the default
+    /// pipeline and `none` no pass.
     pub fn parse_list(s: &str) -> Result<Vec<Pass>, String> {
-        match s.trim() {
-            "" | "none" => Ok(Vec::new()),
-            "all" | "default" => Ok(Pass::ALL.to_vec()),
-            other => Err(format!("unknown pass `{other}`")),
+        let mut out = Vec::new();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            match part {
+                "none" => {}
+                "all" | "default" => out.extend_from_slice(Pass::ALL),
+                name => match Pass::EACH.iter().find(|p| p.name() == name) {
+                    Some(p) => out.push(*p),
+                    None => {
+                        let names: Vec<&str> = Pass::EACH.iter().map(|p| p.name()).collect();
+                        return Err(format!("unknown pass `{name}` (passes: all, none, {})", names.join(", ")));
+                    }
+                },
+            }
         }
+        Ok(out)
     }
 }
 
@@ -31,12 +102,438 @@ impl Pass {
 /// Returns the playout network and, when the goals were split off, the
 /// goal network.
 pub fn run(net: Propnet, passes: &[Pass], report: &mut dyn FnMut(&str, f64, &Counts)) -> (Propnet, Option<Propnet>) {
-    let net = net;
+    let mut net = net;
+    let mut goal_net: Option<Propnet> = None;
     for p in passes {
         let t = Instant::now();
-        match *p {}
-        #[allow(unreachable_code)]
+        if *p == Pass::Goals {
+            if goal_net.is_none() {
+                let (main, goals) = split_goals(net);
+                net = main;
+                goal_net = Some(goals);
+            }
+        } else {
+            net = apply(net, *p);
+            if let Some(g) = goal_net.take() {
+                goal_net = Some(apply(g, *p));
+            }
+        }
+        debug_assert_eq!(net.check(), Ok(()), "after pass {}", p.name());
         report(p.name(), t.elapsed().as_secs_f64(), &net.counts());
     }
-    (net, None)
+    (net, goal_net)
+}
+
+/// Applies one pass (other than `Goals`).
+pub fn apply(net: Propnet, p: Pass) -> Propnet {
+    let mut e = Edit::new(net);
+    match p {
+        Pass::Constants => constants(&mut e),
+        Pass::Dead => {}
+        Pass::Dedup => dedup(&mut e),
+        Pass::Flatten => flatten(&mut e),
+        Pass::Factor => factor(&mut e),
+        Pass::Complement => complement(&mut e),
+        Pass::NotFold => notfold(&mut e),
+        Pass::Goals => {}
+    }
+    e.finish()
+}
+
+/// Splits a network into one without goal outputs (for playouts) and one
+/// with only them (read at terminal states).
+pub fn split_goals(net: Propnet) -> (Propnet, Propnet) {
+    let mut main = Edit::new(net.clone());
+    main.goals.clear();
+    let mut goals = Edit::new(net);
+    let f = goals.constant(false);
+    for b in &mut goals.bases {
+        b.next = f;
+    }
+    for i in &mut goals.inputs {
+        i.legal = f;
+    }
+    goals.terminal = f;
+    goals.goals_only = true;
+    (main.finish(), goals.finish())
+}
+
+/// Value of a gate over inputs some of which are constant: `Some(v)` if
+/// decided, else the remaining (non-constant) inputs.
+fn fold_gate(e: &Edit, kind: Kind, ins: &[u32]) -> Result<bool, Vec<u32>> {
+    let mut rest = Vec::with_capacity(ins.len());
+    let (absorbing, identity) = match kind {
+        Kind::And | Kind::Nand => (false, true),
+        Kind::Or | Kind::Nor | Kind::Not => (true, false),
+        _ => unreachable!("only gates are folded"),
+    };
+    let negate = matches!(kind, Kind::Nand | Kind::Nor | Kind::Not);
+    for &i in ins {
+        match e.const_value(i) {
+            Some(v) if v == absorbing => return Ok(absorbing != negate),
+            Some(_) => {}
+            None => rest.push(i),
+        }
+    }
+    if rest.is_empty() {
+        return Ok(identity != negate);
+    }
+    rest.sort_unstable();
+    rest.dedup();
+    Err(rest)
+}
+
+fn constants(e: &mut Edit) {
+    // Bases that never change are constants for their readers: next is the
+    // base itself, or next keeps it at its initial value (a latch).
+    let mut const_base: FxHashMap<u32, bool> = FxHashMap::default();
+    if e.goals_only {
+        // No transitions here to learn from.
+        fold_all(e, &const_base);
+        return;
+    }
+    loop {
+        let before = const_base.len();
+        for b in e.bases.clone() {
+            if const_base.contains_key(&b.comp) {
+                continue;
+            }
+            let next = e.find(b.next);
+            let stays = next == b.comp || e.const_value(next) == Some(b.init) || latch_holds(e, &b, next, &const_base);
+            if stays {
+                const_base.insert(b.comp, b.init);
+            }
+        }
+        fold_all(e, &const_base);
+        if const_base.len() == before {
+            break;
+        }
+    }
+}
+
+/// A latch at its fixed value: an OR reading the base (once true, stays
+/// true) with the base initially true, or an AND reading it (once false,
+/// stays false) with the base initially false.
+fn latch_holds(e: &Edit, b: &super::Base, next: u32, _consts: &FxHashMap<u32, bool>) -> bool {
+    let reads_self = e.resolved_ins(next).contains(&b.comp);
+    match e.kinds[next as usize] {
+        Kind::Or => reads_self && b.init,
+        Kind::And => reads_self && !b.init,
+        _ => false,
+    }
+}
+
+/// Folds constants through every gate, cycles included.
+fn fold_all(e: &mut Edit, const_base: &FxHashMap<u32, bool>) {
+    let order = e.order();
+    let t = e.constant(true);
+    let f = e.constant(false);
+    // Readers of a constant base read the constant: rewrite inputs.
+    let sub = |e: &Edit, i: u32| -> u32 {
+        let i = e.find(i);
+        match const_base.get(&i) {
+            Some(true) => t,
+            Some(false) => f,
+            None => i,
+        }
+    };
+    for group in order {
+        let cyclic = group.len() > 1 || e.resolved_ins(group[0]).contains(&group[0]);
+        if cyclic {
+            fold_cycle(e, &group, &sub);
+            continue;
+        }
+        let c = group[0];
+        let kind = e.kinds[c as usize];
+        if !kind.is_gate() {
+            continue;
+        }
+        let ins: Vec<u32> = e.ins[c as usize].iter().map(|&i| sub(e, i)).collect();
+        match fold_gate(e, kind, &ins) {
+            Ok(v) => {
+                let k = e.constant(v);
+                e.replace(c, k);
+            }
+            Err(rest) => {
+                if rest.len() == 1 && matches!(kind, Kind::And | Kind::Or) {
+                    e.replace(c, rest[0]);
+                } else if rest.len() == 1 && kind == Kind::Nand || kind == Kind::Nor && rest.len() == 1 {
+                    e.kinds[c as usize] = Kind::Not;
+                    e.ins[c as usize] = rest;
+                } else {
+                    e.ins[c as usize] = rest;
+                }
+            }
+        }
+    }
+}
+
+/// Constants in a cycle of AND/OR: a member false even when every outside
+/// input that is not constant is true is always false; one true even when
+/// they are all false is always true.
+fn fold_cycle(e: &mut Edit, group: &[u32], sub: &dyn Fn(&Edit, u32) -> u32) {
+    let member: rustc_hash::FxHashSet<u32> = group.iter().copied().collect();
+    let lfp = |e: &Edit, outside: bool| -> FxHashMap<u32, bool> {
+        let mut val: FxHashMap<u32, bool> = group.iter().map(|&c| (c, false)).collect();
+        loop {
+            let mut changed = false;
+            for &c in group {
+                let ins = &e.ins[c as usize];
+                let t = ins
+                    .iter()
+                    .filter(|&&i| {
+                        let i = sub(e, i);
+                        if member.contains(&i) {
+                            val[&i]
+                        } else {
+                            e.const_value(i).unwrap_or(outside)
+                        }
+                    })
+                    .count();
+                let v = e.kinds[c as usize].gate(t, ins.len());
+                if v != val[&c] {
+                    val.insert(c, v);
+                    changed = true;
+                }
+            }
+            if !changed {
+                return val;
+            }
+        }
+    };
+    let high = lfp(e, true);
+    let low = lfp(e, false);
+    for &c in group {
+        if !high[&c] {
+            let k = e.constant(false);
+            e.replace(c, k);
+        } else if low[&c] {
+            let k = e.constant(true);
+            e.replace(c, k);
+        }
+    }
+}
+
+/// Hash-consing: gates with the same kind and inputs are one component.
+/// Components on cycles are left alone.
+fn dedup(e: &mut Edit) {
+    let mut seen: FxHashMap<(Kind, Vec<u32>), u32> = FxHashMap::default();
+    for group in e.order() {
+        if group.len() > 1 {
+            continue;
+        }
+        let c = group[0];
+        let kind = e.kinds[c as usize];
+        if !kind.is_gate() {
+            continue;
+        }
+        let mut ins = e.resolved_ins(c);
+        if ins.contains(&c) {
+            continue;
+        }
+        ins.sort_unstable();
+        if matches!(kind, Kind::And | Kind::Or | Kind::Nand | Kind::Nor) {
+            ins.dedup();
+        }
+        e.ins[c as usize] = ins.clone();
+        if matches!(kind, Kind::And | Kind::Or) && ins.len() == 1 {
+            e.replace(c, ins[0]);
+            continue;
+        }
+        match seen.get(&(kind, ins.clone())) {
+            Some(&other) => e.replace(c, other),
+            None => {
+                seen.insert((kind, ins), c);
+            }
+        }
+    }
+}
+
+/// Components on a cycle, in the current network.
+fn cyclic_set(e: &Edit) -> Vec<bool> {
+    let mut cyc = vec![false; e.len()];
+    for g in e.order() {
+        if g.len() > 1 || e.resolved_ins(g[0]).contains(&g[0]) {
+            for c in g {
+                cyc[c as usize] = true;
+            }
+        }
+    }
+    cyc
+}
+
+fn flatten(e: &mut Edit) {
+    let fan = e.fanout_counts();
+    let cyc = cyclic_set(e);
+    for group in e.order() {
+        let c = group[0];
+        let kind = e.kinds[c as usize];
+        if group.len() > 1 || cyc[c as usize] || !matches!(kind, Kind::And | Kind::Or) {
+            continue;
+        }
+        let mut ins = Vec::new();
+        for i in e.resolved_ins(c) {
+            if e.kinds[i as usize] == kind && fan[i as usize] == 1 && !cyc[i as usize] {
+                ins.extend(e.resolved_ins(i));
+            } else {
+                ins.push(i);
+            }
+        }
+        ins.sort_unstable();
+        ins.dedup();
+        e.ins[c as usize] = ins;
+    }
+}
+
+/// Distributive law: in an OR, the AND children (read only by it) that
+/// share an input x become one AND(x, OR(rest of each)); dually for an AND
+/// of ORs. Repeats on each gate while a shared input is found.
+fn factor(e: &mut Edit) {
+    let cyc = cyclic_set(e);
+    let mut fan = e.fanout_counts();
+    for group in e.order() {
+        let c = group[0];
+        let kind = e.kinds[c as usize];
+        if group.len() > 1 || cyc[c as usize] {
+            continue;
+        }
+        let inner = match kind {
+            Kind::Or => Kind::And,
+            Kind::And => Kind::Or,
+            _ => continue,
+        };
+        for _round in 0..8 {
+            let ins = e.resolved_ins(c);
+            let kids: Vec<u32> = ins
+                .iter()
+                .copied()
+                .filter(|&k| {
+                    e.kinds[k as usize] == inner
+                        && fan[k as usize] == 1
+                        && !cyc.get(k as usize).copied().unwrap_or(false)
+                })
+                .collect();
+            if kids.len() < 2 {
+                break;
+            }
+            let mut count: FxHashMap<u32, u32> = FxHashMap::default();
+            for &k in &kids {
+                let mut kins = e.resolved_ins(k);
+                kins.sort_unstable();
+                kins.dedup();
+                for x in kins {
+                    *count.entry(x).or_default() += 1;
+                }
+            }
+            let Some((&x, &n)) = count.iter().max_by_key(|&(&x, &n)| (n, std::cmp::Reverse(x))) else { break };
+            if n < 2 {
+                break;
+            }
+            // The children sharing x lose it; they are joined by an inner
+            // gate of kind `kind` (OR for an OR of ANDs), and x is put back
+            // on top with an `inner` gate: OR(AND(x,a),AND(x,b)) = AND(x, OR(a,b)).
+            let group_kids: Vec<u32> = kids.iter().copied().filter(|&k| e.resolved_ins(k).contains(&x)).collect();
+            let mut rest_alts = Vec::with_capacity(group_kids.len());
+            let mut trivial = false;
+            for &k in &group_kids {
+                let rest: Vec<u32> = e.resolved_ins(k).into_iter().filter(|&i| i != x).collect();
+                match rest.len() {
+                    // AND(x) alone: the whole alternative is x (absorption).
+                    0 => trivial = true,
+                    1 => rest_alts.push(rest[0]),
+                    _ => {
+                        e.ins[k as usize] = rest;
+                        rest_alts.push(k);
+                    }
+                }
+            }
+            let joined = if trivial {
+                // OR(x, AND(x,a)) = x (and dually): the group is just x.
+                x
+            } else {
+                let j = e.add(kind, rest_alts);
+                let top = e.add(inner, vec![x, j]);
+                fan.push(1);
+                fan.push(1);
+                top
+            };
+            let mut new_ins: Vec<u32> = ins.into_iter().filter(|i| !group_kids.contains(i)).collect();
+            new_ins.push(joined);
+            new_ins.sort_unstable();
+            new_ins.dedup();
+            e.ins[c as usize] = new_ins;
+            fan.resize(e.len(), 0);
+        }
+    }
+}
+
+/// Exactly one move per role is played, so an OR over a set S of one
+/// role's moves equals NOT(OR(the role's other moves)); used when that is
+/// smaller.
+fn complement(e: &mut Edit) {
+    let mut role_inputs: Vec<Vec<u32>> = vec![Vec::new(); e.roles.len()];
+    let mut role_of: FxHashMap<u32, u32> = FxHashMap::default();
+    for inp in &e.inputs {
+        role_inputs[inp.role as usize].push(inp.comp);
+        role_of.insert(inp.comp, inp.role);
+    }
+    for group in e.order() {
+        let c = group[0];
+        if group.len() > 1 || e.kinds[c as usize] != Kind::Or {
+            continue;
+        }
+        let ins = e.resolved_ins(c);
+        let mut by_role: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        for &i in &ins {
+            if let Some(&r) = role_of.get(&i) {
+                by_role.entry(r).or_default().push(i);
+            }
+        }
+        let mut new_ins: Vec<u32> = ins.clone();
+        let mut changed = false;
+        for (r, set) in by_role {
+            let all = &role_inputs[r as usize];
+            let others: Vec<u32> = all.iter().copied().filter(|i| !set.contains(i)).collect();
+            if set.len() < 4 || others.len() * 2 >= set.len() {
+                continue;
+            }
+            new_ins.retain(|i| !set.contains(i));
+            let replacement = if others.is_empty() { e.constant(true) } else { e.add(Kind::Nor, others) };
+            new_ins.push(replacement);
+            changed = true;
+        }
+        if changed {
+            new_ins.sort_unstable();
+            new_ins.dedup();
+            e.ins[c as usize] = new_ins;
+        }
+    }
+}
+
+fn notfold(e: &mut Edit) {
+    let fan = e.fanout_counts();
+    for group in e.order() {
+        let c = group[0];
+        if group.len() > 1 || e.kinds[c as usize] != Kind::Not {
+            continue;
+        }
+        let x = e.find(e.ins[c as usize][0]);
+        match e.kinds[x as usize] {
+            // NOT(NOT(y)) = y, whoever else reads the inner NOT.
+            Kind::Not => {
+                let y = e.find(e.ins[x as usize][0]);
+                e.replace(c, y);
+            }
+            k @ (Kind::And | Kind::Or | Kind::Nand | Kind::Nor) if fan[x as usize] == 1 => {
+                e.kinds[c as usize] = match k {
+                    Kind::And => Kind::Nand,
+                    Kind::Or => Kind::Nor,
+                    Kind::Nand => Kind::And,
+                    _ => Kind::Or,
+                };
+                e.ins[c as usize] = e.resolved_ins(x);
+            }
+            _ => {}
+        }
+    }
 }

@@ -1,0 +1,182 @@
+//! An editable form of a propnet for the passes: components can be added,
+//! rewired and replaced by others (aliases); `finish` resolves aliases,
+//! drops what no output reads and numbers the rest in dependency order.
+
+use super::{Base, Goal, Input, Kind, Propnet};
+use crate::graph::sccs;
+
+pub(crate) struct Edit {
+    pub(crate) kinds: Vec<Kind>,
+    pub(crate) ins: Vec<Vec<u32>>,
+    alias: Vec<u32>,
+    pub(crate) roles: Vec<String>,
+    pub(crate) bases: Vec<Base>,
+    pub(crate) inputs: Vec<Input>,
+    pub(crate) goals: Vec<Goal>,
+    pub(crate) terminal: u32,
+    true_c: Option<u32>,
+    false_c: Option<u32>,
+    pub(crate) goals_only: bool,
+}
+
+impl Edit {
+    pub(crate) fn new(net: Propnet) -> Edit {
+        let n = net.len();
+        let ins = (0..n as u32).map(|c| net.inputs_of(c).to_vec()).collect();
+        let mut e = Edit {
+            kinds: net.kinds,
+            ins,
+            alias: (0..n as u32).collect(),
+            roles: net.roles,
+            bases: net.bases,
+            inputs: net.inputs,
+            goals: net.goals,
+            terminal: net.terminal,
+            true_c: None,
+            false_c: None,
+            goals_only: net.goals_only,
+        };
+        e.true_c = e.kinds.iter().position(|k| *k == Kind::True).map(|i| i as u32);
+        e.false_c = e.kinds.iter().position(|k| *k == Kind::False).map(|i| i as u32);
+        e
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.kinds.len()
+    }
+
+    /// The component `c` stands for now.
+    pub(crate) fn find(&self, mut c: u32) -> u32 {
+        while self.alias[c as usize] != c {
+            c = self.alias[c as usize];
+        }
+        c
+    }
+
+    pub(crate) fn add(&mut self, kind: Kind, ins: Vec<u32>) -> u32 {
+        self.kinds.push(kind);
+        self.ins.push(ins);
+        self.alias.push(self.kinds.len() as u32 - 1);
+        self.kinds.len() as u32 - 1
+    }
+
+    /// From now on, readers of `c` read `by` instead.
+    pub(crate) fn replace(&mut self, c: u32, by: u32) {
+        let by = self.find(by);
+        if by != c {
+            self.alias[c as usize] = by;
+        }
+    }
+
+    pub(crate) fn constant(&mut self, v: bool) -> u32 {
+        let slot = if v { self.true_c } else { self.false_c };
+        match slot {
+            Some(c) => c,
+            None => {
+                let c = self.add(if v { Kind::True } else { Kind::False }, vec![]);
+                if v {
+                    self.true_c = Some(c)
+                } else {
+                    self.false_c = Some(c)
+                }
+                c
+            }
+        }
+    }
+
+    pub(crate) fn const_value(&self, c: u32) -> Option<bool> {
+        match self.kinds[self.find(c) as usize] {
+            Kind::True => Some(true),
+            Kind::False => Some(false),
+            _ => None,
+        }
+    }
+
+    /// `c`'s inputs, aliases resolved.
+    pub(crate) fn resolved_ins(&self, c: u32) -> Vec<u32> {
+        self.ins[c as usize].iter().map(|&i| self.find(i)).collect()
+    }
+
+    /// Output components (legal, goal, terminal, next), resolved.
+    pub(crate) fn outputs(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = Vec::new();
+        v.extend(self.bases.iter().map(|b| self.find(b.next)));
+        v.extend(self.inputs.iter().map(|i| self.find(i.legal)));
+        v.extend(self.goals.iter().map(|g| self.find(g.comp)));
+        v.push(self.find(self.terminal));
+        v
+    }
+
+    /// Live components (reachable from the outputs, plus every base and
+    /// input), in dependency order, grouped as strongly connected
+    /// components: each group comes after the groups it reads.
+    pub(crate) fn order(&self) -> Vec<Vec<u32>> {
+        let live = self.live();
+        let succ: Vec<Vec<u32>> = (0..self.len() as u32)
+            .map(|c| if live[c as usize] && self.find(c) == c { self.resolved_ins(c) } else { Vec::new() })
+            .collect();
+        sccs(&succ).into_iter().filter(|g| live[g[0] as usize] && self.find(g[0]) == g[0]).collect()
+    }
+
+    pub(crate) fn live(&self) -> Vec<bool> {
+        let mut live = vec![false; self.len()];
+        let mut stack = self.outputs();
+        stack.extend(self.bases.iter().map(|b| b.comp));
+        stack.extend(self.inputs.iter().map(|i| i.comp));
+        while let Some(c) = stack.pop() {
+            let c = self.find(c);
+            if std::mem::replace(&mut live[c as usize], true) {
+                continue;
+            }
+            stack.extend(self.ins[c as usize].iter().copied());
+        }
+        live
+    }
+
+    /// Number of live readers of each component.
+    pub(crate) fn fanout_counts(&self) -> Vec<u32> {
+        let live = self.live();
+        let mut n = vec![0u32; self.len()];
+        for c in 0..self.len() {
+            if live[c] && self.find(c as u32) == c as u32 {
+                for &i in &self.ins[c] {
+                    n[self.find(i) as usize] += 1;
+                }
+            }
+        }
+        for o in self.outputs() {
+            n[o as usize] += 1;
+        }
+        n
+    }
+
+    /// The network: aliases resolved, dead components dropped, the rest
+    /// numbered in dependency order (inputs before readers), which keeps a
+    /// wave of propagation moving forward through memory.
+    pub(crate) fn finish(self) -> Propnet {
+        let order: Vec<u32> = self.order().into_iter().flatten().collect();
+        let mut new_id = vec![u32::MAX; self.len()];
+        for (i, &c) in order.iter().enumerate() {
+            new_id[c as usize] = i as u32;
+        }
+        let map = |c: u32| new_id[self.find(c) as usize];
+        let comps: Vec<(Kind, Vec<u32>)> = order
+            .iter()
+            .map(|&c| {
+                let mut ins: Vec<u32> = self.ins[c as usize].iter().map(|&i| map(i)).collect();
+                if self.kinds[c as usize].is_gate() {
+                    ins.sort_unstable();
+                }
+                (self.kinds[c as usize], ins)
+            })
+            .collect();
+        let bases = self.bases.iter().map(|b| Base { comp: map(b.comp), next: map(b.next), ..b.clone() }).collect();
+        let inputs =
+            self.inputs.iter().map(|i| Input { comp: map(i.comp), legal: map(i.legal), ..i.clone() }).collect();
+        let goals = self.goals.iter().map(|g| Goal { comp: map(g.comp), ..*g }).collect();
+        let terminal = map(self.terminal);
+        let mut net = Propnet::from_parts(comps, self.roles, bases, inputs, goals, terminal);
+        net.goals_only = self.goals_only;
+        net
+    }
+}
