@@ -76,10 +76,8 @@ pub fn propnet_machine(
     game: &std::sync::Arc<propel_compiler::Game>,
     passes: &[propel_compiler::propnet::passes::Pass],
 ) -> propel_runtime::PropnetMachine {
-    let c = propel_compiler::pipeline::compile(game, &Default::default(), passes)
-        .unwrap_or_else(|e| panic!("{}: {e}", game.name));
-    let topo = std::sync::Arc::new(propel_runtime::Topology::new(&c.net, c.goal_net));
-    propel_runtime::PropnetMachine::new(topo)
+    let opts = propel_runtime::build::PropnetOptions { passes: passes.to_vec(), ..Default::default() };
+    propel_runtime::build::propnet_machine(game, &opts).unwrap_or_else(|e| panic!("{}: {e}", game.name)).machine
 }
 
 /// Every step of the traces for `seeds` equal on both machines.

@@ -2,9 +2,9 @@
 
 use anyhow::{bail, Result};
 use propel_compiler::ground::GroundLimits;
-use propel_compiler::pipeline::{compile, Compiled};
 use propel_compiler::propnet::passes::Pass;
 use propel_compiler::Game;
+use propel_runtime::build::{propnet_machine, Built, PropnetOptions};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,13 +61,14 @@ impl MachineArgs {
         Pass::parse_list(&self.passes).map_err(anyhow::Error::msg)
     }
 
-    /// Grounds and compiles `game` to propnets, logging what it took.
-    pub fn compile(&self, game: &Arc<Game>) -> Result<Compiled> {
-        let c = compile(game, &self.limits(), &self.passes()?)?;
-        for r in &c.report {
+    /// Grounds and compiles `game` to a propnet machine, logging what it took.
+    pub fn build(&self, game: &Arc<Game>) -> Result<Built> {
+        let opts = PropnetOptions { limits: self.limits(), passes: self.passes()? };
+        let b = propnet_machine(game, &opts)?;
+        for r in &b.report {
             tracing::debug!("{}: {:.3} s, {}", r.stage, r.seconds, r.counts);
         }
-        Ok(c)
+        Ok(b)
     }
 }
 
@@ -94,10 +95,8 @@ macro_rules! with_machine {
                 $body
             }
             $crate::machines::MachineKind::Propnet => {
-                let compiled = $args.compile(&$game)?;
-                let topo = std::sync::Arc::new(propel_runtime::Topology::new(&compiled.net, compiled.goal_net));
                 #[allow(unused_mut)]
-                let mut $m = propel_runtime::PropnetMachine::new(topo);
+                let mut $m = $args.build(&$game)?.machine;
                 $body
             }
         }

@@ -78,7 +78,7 @@ pub struct Topology {
     /// Goals read from the playout network, or None when they live in a
     /// separate goal network.
     goals: Vec<(u32, u8, u32)>,
-    goal_net: Option<GoalNet>,
+    goal_net: Option<Arc<GoalNet>>,
 }
 
 /// A network evaluated from scratch, for goals at terminal states.
@@ -108,6 +108,11 @@ impl Topology {
     /// Builds the topology of `net`; `goal_net`, when given, computes the
     /// goals instead of `net`'s goal outputs.
     pub fn new(net: &Propnet, goal_net: Option<Propnet>) -> Topology {
+        Topology::with_goal_net(net, goal_net.map(|net| Arc::new(GoalNet { order: Evaluator::new(&net), net })))
+    }
+
+    /// As [`Topology::new`], sharing a goal network already built.
+    fn with_goal_net(net: &Propnet, goal_net: Option<Arc<GoalNet>>) -> Topology {
         let n = net.len();
         // Inputs numbered by role, then name: a role's moves are one
         // contiguous range of the legal bitset, already in sorted order.
@@ -194,8 +199,12 @@ impl Topology {
             input_names: by_role.iter().map(|&i| net.inputs[i as usize].name.clone()).collect(),
             initial,
             goals: net.goals.iter().map(|g| (g.role, g.value, g.comp)).collect(),
-            goal_net: goal_net.map(|net| GoalNet { order: Evaluator::new(&net), net }),
+            goal_net,
         }
+    }
+
+    pub fn bases(&self) -> usize {
+        self.base_comp.len()
     }
 
     pub fn components(&self) -> usize {
@@ -221,9 +230,9 @@ impl NetState {
     }
 }
 
-/// One propagating instance of a propnet (per thread).
+/// One propagating instance of one network (per thread).
 #[derive(Clone, Debug)]
-pub struct PropnetMachine {
+pub struct Engine {
     topo: Arc<Topology>,
     counters: Vec<i32>,
     bases: Vec<u64>,
@@ -244,10 +253,10 @@ fn on(c: i32) -> bool {
     c < 0
 }
 
-impl PropnetMachine {
-    pub fn new(topo: Arc<Topology>) -> PropnetMachine {
+impl Engine {
+    pub fn new(topo: Arc<Topology>) -> Engine {
         let n = topo.recs.len();
-        let mut m = PropnetMachine {
+        let mut m = Engine {
             counters: topo.recs.iter().map(|r| r.counter0).collect(),
             bases: vec![0; words(topo.base_comp.len())],
             inputs: vec![0; words(topo.input_comp.len())],
@@ -461,6 +470,29 @@ impl PropnetMachine {
         self.settle();
     }
 
+    /// The legal moves of `role` in the current state.
+    pub fn legal_into(&self, role: usize, out: &mut Vec<u32>) {
+        out.clear();
+        let (first, count) = self.topo.role_range[role];
+        let (lo, hi) = (first as usize, (first + count) as usize);
+        let mut w = lo / 64;
+        while w * 64 < hi {
+            let mut bits = self.legal[w];
+            // Mask off bits outside [lo, hi).
+            if w * 64 < lo {
+                bits &= !0u64 << (lo - w * 64);
+            }
+            if (w + 1) * 64 > hi {
+                bits &= !0u64 >> ((w + 1) * 64 - hi);
+            }
+            while bits != 0 {
+                out.push((w * 64) as u32 + bits.trailing_zeros());
+                bits &= bits - 1;
+            }
+            w += 1;
+        }
+    }
+
     pub fn terminal_now(&self) -> bool {
         on(self.counters[self.topo.terminal as usize])
     }
@@ -501,74 +533,97 @@ impl PropnetMachine {
     }
 }
 
+/// A propnet machine: one network, or (after the split pass) two copies
+/// specialised on one base proposition, each state routed to the copy for
+/// that proposition's value.
+#[derive(Clone, Debug)]
+pub struct PropnetMachine {
+    engines: Vec<Engine>,
+    /// The base the copies are specialised on (engine 1 when it holds).
+    split: Option<u32>,
+}
+
+impl PropnetMachine {
+    pub fn new(topo: Arc<Topology>) -> PropnetMachine {
+        PropnetMachine { engines: vec![Engine::new(topo)], split: None }
+    }
+
+    /// Two copies: `when_false` for states without base `base`, `when_true`
+    /// for states with it. Both must come from the same network (same
+    /// bases, inputs and roles, in the same order).
+    pub fn split(base: u32, when_false: Arc<Topology>, when_true: Arc<Topology>) -> PropnetMachine {
+        PropnetMachine { engines: vec![Engine::new(when_false), Engine::new(when_true)], split: Some(base) }
+    }
+
+    /// The base the network is split on, if it is.
+    pub fn split_base(&self) -> Option<u32> {
+        self.split
+    }
+
+    pub fn topologies(&self) -> Vec<&Arc<Topology>> {
+        self.engines.iter().map(|e| e.topology()).collect()
+    }
+
+    /// The engine for state `bits`, with that state set.
+    #[inline]
+    fn engine(&mut self, bits: &[u64]) -> &mut Engine {
+        let i = match self.split {
+            Some(b) => (bits[b as usize / 64] >> (b % 64) & 1) as usize,
+            None => 0,
+        };
+        let e = &mut self.engines[i];
+        e.set_state(bits);
+        e
+    }
+}
+
 impl StateMachine for PropnetMachine {
     type State = NetState;
     type Move = u32;
 
     fn roles(&self) -> &[String] {
-        &self.topo.roles
+        &self.engines[0].topo.roles
     }
 
     fn initial_state(&mut self) -> Result<NetState, MachineError> {
-        Ok(NetState(Arc::from(self.topo.initial.clone())))
+        Ok(NetState(Arc::from(self.engines[0].topo.initial.clone())))
     }
 
     fn is_terminal(&mut self, s: &NetState) -> Result<bool, MachineError> {
-        self.set_state(s.bits());
-        Ok(self.terminal_now())
+        Ok(self.engine(s.bits()).terminal_now())
     }
 
     fn legal_moves(&mut self, s: &NetState, role: usize, out: &mut Vec<u32>) -> Result<(), MachineError> {
-        self.set_state(s.bits());
-        out.clear();
-        let (first, count) = self.topo.role_range[role];
-        let (lo, hi) = (first as usize, (first + count) as usize);
-        let mut w = lo / 64;
-        while w * 64 < hi {
-            let mut bits = self.legal[w];
-            // Mask off bits outside [lo, hi).
-            if w * 64 < lo {
-                bits &= !0u64 << (lo - w * 64);
-            }
-            if (w + 1) * 64 > hi {
-                bits &= !0u64 >> ((w + 1) * 64 - hi);
-            }
-            while bits != 0 {
-                out.push((w * 64) as u32 + bits.trailing_zeros());
-                bits &= bits - 1;
-            }
-            w += 1;
-        }
+        self.engine(s.bits()).legal_into(role, out);
         Ok(())
     }
 
     fn next_state(&mut self, s: &NetState, joint: &[u32]) -> Result<NetState, MachineError> {
-        if joint.len() != self.topo.roles.len()
-            || joint.iter().enumerate().any(|(r, &m)| self.topo.input_role.get(m as usize) != Some(&(r as u32)))
+        let topo = &self.engines[0].topo;
+        if joint.len() != topo.roles.len()
+            || joint.iter().enumerate().any(|(r, &m)| topo.input_role.get(m as usize) != Some(&(r as u32)))
         {
             return Err(MachineError::Other("a joint move needs one move of each role, in role order".into()));
         }
-        self.set_state(s.bits());
-        self.set_joint(joint);
-        Ok(NetState(Arc::from(self.next.clone())))
+        let e = self.engine(s.bits());
+        e.set_joint(joint);
+        Ok(NetState(Arc::from(e.next.clone())))
     }
 
     fn goal_values(&mut self, s: &NetState, role: usize, out: &mut Vec<u8>) -> Result<(), MachineError> {
-        self.set_state(s.bits());
-        self.goal_values_now(role, out);
+        self.engine(s.bits()).goal_values_now(role, out);
         Ok(())
     }
 
     fn state_kif(&mut self, s: &NetState) -> Vec<String> {
-        let mut v: Vec<String> = (0..self.topo.base_names.len())
-            .filter(|&i| s.bits()[i / 64] >> (i % 64) & 1 == 1)
-            .map(|i| self.topo.base_names[i].clone())
-            .collect();
+        let names = &self.engines[0].topo.base_names;
+        let mut v: Vec<String> =
+            (0..names.len()).filter(|&i| s.bits()[i / 64] >> (i % 64) & 1 == 1).map(|i| names[i].clone()).collect();
         v.sort();
         v
     }
 
     fn move_kif(&self, m: u32) -> String {
-        self.topo.input_names[m as usize].clone()
+        self.engines[0].topo.input_names[m as usize].clone()
     }
 }

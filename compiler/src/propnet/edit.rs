@@ -16,7 +16,7 @@ pub(crate) struct Edit {
     pub(crate) terminal: u32,
     true_c: Option<u32>,
     false_c: Option<u32>,
-    pub(crate) goals_only: bool,
+    pub(crate) partial: bool,
 }
 
 impl Edit {
@@ -34,7 +34,7 @@ impl Edit {
             terminal: net.terminal,
             true_c: None,
             false_c: None,
-            goals_only: net.goals_only,
+            partial: net.partial,
         };
         e.true_c = e.kinds.iter().position(|k| *k == Kind::True).map(|i| i as u32);
         e.false_c = e.kinds.iter().position(|k| *k == Kind::False).map(|i| i as u32);
@@ -176,7 +176,7 @@ impl Edit {
         let goals = self.goals.iter().map(|g| Goal { comp: map(g.comp), ..*g }).collect();
         let terminal = map(self.terminal);
         let mut net = Propnet::from_parts(comps, self.roles, bases, inputs, goals, terminal);
-        net.goals_only = self.goals_only;
+        net.partial = self.partial;
         net
     }
 }

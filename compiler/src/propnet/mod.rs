@@ -106,9 +106,12 @@ pub struct Propnet {
     pub inputs: Vec<Input>,
     pub goals: Vec<Goal>,
     pub terminal: u32,
-    /// A goal network (split off by the `goals` pass): its next-state,
-    /// legal and terminal outputs are placeholders, not the game's.
-    pub goals_only: bool,
+    /// The network does not see every state reachable from the initial
+    /// one through its own transitions: a goal network (its next-state
+    /// outputs are placeholders) or one copy of a split network (it sees
+    /// only the states with its proposition fixed). Passes must not infer
+    /// from its transitions which bases never change.
+    pub partial: bool,
 }
 
 /// Component counts by kind.
@@ -165,7 +168,7 @@ impl Propnet {
             fanin.extend(ins);
         }
         fanin_start.push(fanin.len() as u32);
-        Propnet { kinds, fanin_start, fanin, roles, bases, inputs, goals, terminal, goals_only: false }
+        Propnet { kinds, fanin_start, fanin, roles, bases, inputs, goals, terminal, partial: false }
     }
 
     pub fn len(&self) -> usize {

@@ -32,8 +32,14 @@ pub enum Pass {
     /// Fold NOTs into the gate they negate (NAND, NOR), and NOT-of-NOT.
     NotFold,
     /// Move the goal logic to a separate network, evaluated at terminal
-    /// states only.
+    /// states only (when that network is small enough to pay).
     Goals,
+    /// Two copies of the network, each specialised on the value of the
+    /// base proposition that changes most often (typically whose turn it
+    /// is), every state routed to its copy. Chosen and built by the
+    /// runtime, which can measure how often each proposition changes; a
+    /// no-op here.
+    Split,
 }
 
 impl Pass {
@@ -50,7 +56,12 @@ impl Pass {
         Pass::Dedup,
         Pass::NotFold,
         Pass::Dead,
+        Pass::Split,
     ];
+
+    /// Passes that clean up after a network was specialised.
+    pub const CLEANUP: &'static [Pass] =
+        &[Pass::Constants, Pass::Dead, Pass::Dedup, Pass::Flatten, Pass::Dedup, Pass::NotFold, Pass::Dead];
 
     /// Every pass once, for listing.
     pub const EACH: &'static [Pass] = &[
@@ -62,6 +73,7 @@ impl Pass {
         Pass::Complement,
         Pass::NotFold,
         Pass::Goals,
+        Pass::Split,
     ];
 
     pub fn name(&self) -> &'static str {
@@ -74,6 +86,7 @@ impl Pass {
             Pass::Complement => "complement",
             Pass::NotFold => "notfold",
             Pass::Goals => "goals",
+            Pass::Split => "split",
         }
     }
 
@@ -106,11 +119,23 @@ pub fn run(net: Propnet, passes: &[Pass], report: &mut dyn FnMut(&str, f64, &Cou
     let mut goal_net: Option<Propnet> = None;
     for p in passes {
         let t = Instant::now();
+        if *p == Pass::Split {
+            continue;
+        }
         if *p == Pass::Goals {
             if goal_net.is_none() {
-                let (main, goals) = split_goals(net);
-                net = main;
-                goal_net = Some(goals);
+                let before = net.len();
+                let (main, goals) = split_goals(net.clone());
+                // The goal network is evaluated from scratch at every
+                // terminal state; worth it only when the playout network
+                // loses a good share of that size.
+                let saved = before - main.len();
+                if goals.len() <= 4 * saved {
+                    net = main;
+                    goal_net = Some(goals);
+                } else {
+                    tracing::debug!(goal_net = goals.len(), saved, "goals: kept in the playout network");
+                }
             }
         } else {
             net = apply(net, *p);
@@ -135,9 +160,37 @@ pub fn apply(net: Propnet, p: Pass) -> Propnet {
         Pass::Factor => factor(&mut e),
         Pass::Complement => complement(&mut e),
         Pass::NotFold => notfold(&mut e),
-        Pass::Goals => {}
+        Pass::Goals | Pass::Split => {}
     }
     e.finish()
+}
+
+/// `net` with base `base` fixed at `value` for every reader, cleaned up by
+/// [`Pass::CLEANUP`]. Bases, inputs and roles keep their numbering, so a
+/// state means the same in both copies of a split network.
+pub fn specialise(net: &Propnet, base: usize, value: bool) -> Propnet {
+    let mut e = Edit::new(net.clone());
+    e.partial = true;
+    let b = e.bases[base].comp;
+    let k = e.constant(value);
+    for c in 0..e.len() {
+        for i in e.ins[c].iter_mut() {
+            if *i == b {
+                *i = k;
+            }
+        }
+    }
+    for out in e.bases.iter_mut().map(|x| &mut x.next).chain(e.inputs.iter_mut().map(|x| &mut x.legal)) {
+        if *out == b {
+            *out = k;
+        }
+    }
+    if e.terminal == b {
+        e.terminal = k;
+    }
+    let net = e.finish();
+    let (net, _) = run(net, Pass::CLEANUP, &mut |_, _, _| {});
+    net
 }
 
 /// Splits a network into one without goal outputs (for playouts) and one
@@ -154,7 +207,7 @@ pub fn split_goals(net: Propnet) -> (Propnet, Propnet) {
         i.legal = f;
     }
     goals.terminal = f;
-    goals.goals_only = true;
+    goals.partial = true;
     (main.finish(), goals.finish())
 }
 
@@ -187,7 +240,7 @@ fn constants(e: &mut Edit) {
     // Bases that never change are constants for their readers: next is the
     // base itself, or next keeps it at its initial value (a latch).
     let mut const_base: FxHashMap<u32, bool> = FxHashMap::default();
-    if e.goals_only {
+    if e.partial {
         // No transitions here to learn from.
         fold_all(e, &const_base);
         return;
