@@ -17,7 +17,7 @@
 //! and grounding starts again.
 
 use crate::eval::{Budget, Db, EvalError, Negation, Program, Scratch};
-use crate::game::{AtomPat, Clause, Game, Layer, Lit, Pat, RelId, Stratum};
+use crate::game::{Clause, Game, Layer, Lit, Pat, RelId};
 use crate::term::{TermId, TermPool, TooDeep};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
@@ -172,49 +172,82 @@ fn instantiate(pool: &mut TermPool, p: &Pat, bind: &[TermId]) -> Result<TermId, 
     }
 }
 
+/// Relations at least this large when grounding fails may be rewritten.
+pub const REWRITE_ROWS: usize = 20_000;
+
+/// While a rewrite could still follow, an attempt stops as soon as one
+/// relation of the relaxed model has this many rows.
+const ATTEMPT_MAX_ROWS: usize = 250_000;
+
 /// Grounds `game`, rewriting relations for demand when one explodes.
+///
+/// An attempt gets at most 40% of the time while a rewrite could still
+/// follow; when it fails, the relation named by a size error and the
+/// large relations of the relaxed model (at least [`REWRITE_ROWS`] rows)
+/// are offered to the magic-set rewrite (with their callers). The last
+/// attempt gets all the time left.
 pub fn ground(game: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded, GroundError> {
     let start = Instant::now();
     let deadline = start + limits.time;
     let mut demand: Vec<RelId> = Vec::new();
     let mut current = game.clone();
+    let mut last_chance = false;
     loop {
-        let attempt = ground_once(&current, limits, deadline);
-        let Err(e) = &attempt else {
-            return attempt.map(|mut g| {
+        let now = Instant::now();
+        let attempt_deadline = if last_chance { deadline } else { deadline.min(now + limits.time.mul_f64(0.4)) };
+        let max_rows = if last_chance { usize::MAX } else { ATTEMPT_MAX_ROWS };
+        let (e, largest) = match ground_once(&current, limits, attempt_deadline, max_rows) {
+            Ok(mut g) => {
                 g.demand = demand.iter().map(|&r| game.rel_name(r).to_string()).collect();
                 g.seconds = start.elapsed().as_secs_f64();
-                g
-            });
-        };
-        if Instant::now() > deadline || matches!(e, GroundError::TooDeep { .. }) {
-            return attempt;
-        }
-        let name = e.relation();
-        if name.starts_with(crate::magic::PREFIX) {
-            return attempt;
-        }
-        let base = name.split('@').next().unwrap_or(name);
-        let Some(r) = game.relation_by_name(base) else { return attempt };
-        if demand.contains(&r) {
-            return attempt;
-        }
-        demand.push(r);
-        match crate::magic::demand_transform(game, &crate::magic::with_callers(game, &demand)) {
-            Some(rw) if rw.relations.contains(&r) => {
-                tracing::info!(relation = base, "grounding: computing on demand");
-                current = Arc::new(rw.game);
+                return Ok(g);
             }
-            _ => return attempt,
+            Err(failure) => failure,
+        };
+        if last_chance || Instant::now() >= deadline || matches!(e, GroundError::TooDeep { .. }) {
+            return Err(e);
+        }
+        let mut candidates: Vec<String> = Vec::new();
+        if matches!(
+            e,
+            GroundError::Model(EvalError::TooManyFacts { .. } | EvalError::TermTooDeep { .. })
+                | GroundError::TooManyRules { .. }
+        ) {
+            candidates.push(e.relation().to_string());
+        }
+        candidates.extend(largest.into_iter().filter(|(n, _)| *n >= REWRITE_ROWS).map(|(_, r)| r));
+        let mut rewritten = false;
+        for name in candidates.iter().filter(|n| !n.starts_with(crate::magic::PREFIX)) {
+            let base = name.split('@').next().unwrap_or(name);
+            let Some(r) = game.relation_by_name(base) else { continue };
+            if demand.contains(&r) {
+                continue;
+            }
+            demand.push(r);
+            match crate::magic::demand_transform(game, &crate::magic::with_callers(game, &demand)) {
+                Some(rw) if rw.relations.contains(&r) => {
+                    tracing::info!(relation = base, "grounding: computing on demand");
+                    current = Arc::new(rw.game);
+                    rewritten = true;
+                    break;
+                }
+                _ => {
+                    demand.pop();
+                }
+            }
+        }
+        if !rewritten {
+            // Nothing more to rewrite: one last try with all the time left.
+            last_chance = true;
         }
     }
 }
 
 /// The relaxed program: the game's clauses without their negative
-/// literals, plus the bridges `true ⇐ init`, `true ⇐ next`, `does ⇐ legal`.
-/// Clause `i < game.clauses.len()` is game clause `i` without negations.
-fn relaxed(game: &Game) -> (Vec<Clause>, Vec<Stratum>, Vec<(String, usize, Layer)>) {
-    let mut clauses: Vec<Clause> = game
+/// literals (clause `i` is game clause `i`), in the game's strata, every
+/// relation treated as static (its real size guides the join order).
+fn relaxed(game: &Game) -> (Vec<Clause>, Vec<(String, usize, Layer)>) {
+    let clauses: Vec<Clause> = game
         .clauses
         .iter()
         .map(|c| Clause {
@@ -224,45 +257,59 @@ fn relaxed(game: &Game) -> (Vec<Clause>, Vec<Stratum>, Vec<(String, usize, Layer
             loc: c.loc.clone(),
         })
         .collect();
-    let loc = game.clauses.first().map(|c| c.loc.clone()).unwrap_or_else(|| crate::source::Loc {
-        file: game.name.clone(),
-        line: 0,
-        col: 0,
-        excerpt: String::new(),
-    });
-    let x = crate::symbol::Sym::TRUE; // any name: only the count of variables matters
-    let unary = |head: RelId, body: RelId| Clause {
-        head: AtomPat { rel: head, args: Box::new([Pat::Var(0)]) },
-        body: vec![Lit::Pos(AtomPat { rel: body, args: Box::new([Pat::Var(0)]) })],
-        var_names: vec![x],
-        loc: loc.clone(),
-    };
-    clauses.push(unary(RelId::TRUE, RelId::INIT));
-    clauses.push(unary(RelId::TRUE, RelId::NEXT));
-    clauses.push(Clause {
-        head: AtomPat { rel: RelId::DOES, args: Box::new([Pat::Var(0), Pat::Var(1)]) },
-        body: vec![Lit::Pos(AtomPat { rel: RelId::LEGAL, args: Box::new([Pat::Var(0), Pat::Var(1)]) })],
-        var_names: vec![x, x],
-        loc,
-    });
-    let mut relations = game.relations.clone();
-    crate::strata::set_layers(&mut relations, &clauses);
-    // Without negation the program is trivially stratified.
-    let strata = crate::strata::stratify(&relations, &clauses).unwrap_or_default();
-    let rels = relations.iter().map(|r| (game.symbols.name(r.name).to_string(), r.arity, Layer::Static)).collect();
-    (clauses, strata, rels)
+    let rels = game.relations.iter().map(|r| (game.symbols.name(r.name).to_string(), r.arity, Layer::Static)).collect();
+    (clauses, rels)
 }
 
-fn ground_once(game: &Arc<Game>, limits: &GroundLimits, deadline: Instant) -> Result<Grounded, GroundError> {
-    let (clauses, strata, rels) = relaxed(game);
-    let (mut program, mut db) = Program::new(rels, &clauses, &strata);
+/// Copies the rows of unary `from` into unary `to`; true if any was new.
+fn bridge(db: &mut Db, from: RelId, to: RelId) -> bool {
+    let rows: Vec<Vec<TermId>> = db.rel(from).rows().map(|r| r.to_vec()).collect();
+    let mut added = false;
+    for r in rows {
+        added |= db.rel_mut(to).insert(&r);
+    }
+    added
+}
+
+/// One grounding attempt. On failure, also the largest relations of the
+/// relaxed model (the likely culprits), largest first.
+fn ground_once(
+    game: &Arc<Game>,
+    limits: &GroundLimits,
+    deadline: Instant,
+    max_rows: usize,
+) -> Result<Grounded, (GroundError, Vec<(usize, String)>)> {
+    let (clauses, rels) = relaxed(game);
+    let (mut program, mut db) = Program::new(rels, &clauses, &game.strata);
     let mut pool = TermPool::new();
     let mut budget = Budget::new(limits.max_atoms, Some(deadline));
+    budget.max_rows = max_rows;
     let mut scratch = Scratch::default();
-    for si in 0..program.strata().len() {
-        program
-            .eval_stratum(si, &mut db, &mut pool, Negation::Ignore, &mut budget, &mut scratch)
-            .map_err(GroundError::Model)?;
+    // Rounds: every stratum in dependency order (each re-run only on what
+    // its inputs gained since its last run), then `true ⇐ init, next` and
+    // `does ⇐ legal`; until those add nothing.
+    loop {
+        for si in 0..program.strata().len() {
+            if let Err(e) =
+                program.eval_stratum_incremental(si, &mut db, &mut pool, Negation::Ignore, &mut budget, &mut scratch)
+            {
+                let mut sizes: Vec<(usize, &str)> =
+                    db.relations().map(|(r, rel)| (rel.len(), program.relation_name(r))).filter(|x| x.0 > 0).collect();
+                sizes.sort_unstable_by(|a, b| b.cmp(a));
+                let top: Vec<String> = sizes.iter().take(5).map(|(n, r)| format!("{r} {n}")).collect();
+                tracing::info!("relaxed model when grounding stopped, largest relations: {}", top.join(", "));
+                return Err((GroundError::Model(e), sizes.iter().take(8).map(|&(n, r)| (n, r.to_string())).collect()));
+            }
+        }
+        let mut added = bridge(&mut db, RelId::INIT, RelId::TRUE);
+        added |= bridge(&mut db, RelId::NEXT, RelId::TRUE);
+        let legal: Vec<Vec<TermId>> = db.rel(RelId::LEGAL).rows().map(|r| r.to_vec()).collect();
+        for r in legal {
+            added |= db.rel_mut(RelId::DOES).insert(&r);
+        }
+        if !added {
+            break;
+        }
     }
     let model_atoms = db.total_rows();
     let mut g = Grounded {
@@ -288,7 +335,7 @@ fn ground_once(game: &Arc<Game>, limits: &GroundLimits, deadline: Instant) -> Re
         if !needed[c.head.rel.index()] {
             continue;
         }
-        instantiate_clause(&mut g, &mut program, &mut db, ci, c, limits, deadline)?;
+        instantiate_clause(&mut g, &mut program, &mut db, ci, c, limits, deadline).map_err(|e| (e, Vec::new()))?;
     }
     Ok(g)
 }

@@ -28,6 +28,8 @@ enum Command {
     Playouts(cmd::playouts::Args),
     /// Check every .kif file under a folder; write a TSV and a summary.
     Corpus(cmd::corpus::Args),
+    /// Compare the propnet with the prover: perft and seeded traces.
+    Compare(cmd::compare::Args),
 }
 
 fn init_logging(verbose: u8) {
@@ -50,6 +52,7 @@ fn main() -> ExitCode {
         Command::Trace(a) => cmd::trace::run(a),
         Command::Playouts(a) => cmd::playouts::run(a),
         Command::Corpus(a) => cmd::corpus::run(a),
+        Command::Compare(a) => cmd::compare::run(a),
     };
     match result {
         Ok(code) => code,

@@ -43,6 +43,8 @@ pub enum EvalError {
 #[derive(Clone, Debug)]
 pub struct Budget {
     pub max_facts: usize,
+    /// Most rows one relation may reach.
+    pub max_rows: usize,
     pub deadline: Option<Instant>,
     facts: usize,
     ticks: u32,
@@ -50,7 +52,7 @@ pub struct Budget {
 
 impl Budget {
     pub fn new(max_facts: usize, deadline: Option<Instant>) -> Budget {
-        Budget { max_facts, deadline, facts: 0, ticks: 0 }
+        Budget { max_facts, max_rows: usize::MAX, deadline, facts: 0, ticks: 0 }
     }
 
     pub fn unlimited() -> Budget {
@@ -76,6 +78,11 @@ pub struct StratumPlan {
     clauses: Vec<usize>,
     /// Made when the stratum first runs (see [`Program::eval_stratum`]).
     plans: Option<Plans>,
+    /// For incremental evaluation: the relations read from other strata
+    /// and how many rows each had at the last evaluation.
+    watermarks: Option<Vec<(RelId, u32)>>,
+    /// Plans reading only new rows of one input literal, by (clause, literal).
+    input_plans: FxHashMap<(usize, usize), Plan>,
 }
 
 #[derive(Clone, Debug)]
@@ -146,6 +153,8 @@ impl Program {
                 recursive: st.recursive,
                 clauses: st.clauses.clone(),
                 plans: None,
+                watermarks: None,
+                input_plans: FxHashMap::default(),
             })
             .collect();
         let prog = Program {
@@ -260,6 +269,22 @@ impl Program {
             self.fire(plan, db, pool, &all, neg, budget, &mut scratch.out)?;
             scratch.derived[plan.head_rel.index()] += (scratch.out.len() / plan.head.len().max(1)) as u64;
         }
+        self.fixpoint(si, db, pool, neg, budget, scratch)
+    }
+
+    /// For a recursive stratum whose rows from `scratch.lo` on are new:
+    /// semi-naive rounds until nothing new is derived.
+    fn fixpoint(
+        &self,
+        si: usize,
+        db: &mut Db,
+        pool: &mut TermPool,
+        neg: Negation,
+        budget: &mut Budget,
+        scratch: &mut Scratch,
+    ) -> Result<(), EvalError> {
+        let st = &self.strata[si];
+        let Some(plans) = &st.plans else { unreachable!("planned before") };
         if !st.recursive {
             return Ok(());
         }
@@ -300,6 +325,81 @@ impl Program {
         }
     }
 
+    /// Evaluates stratum `si` again after relations it reads from other
+    /// strata gained rows (never lost any: for monotone evaluation such as
+    /// grounding's relaxed model). The first call evaluates it in full;
+    /// later calls join only the rows added since (semi-naive across
+    /// calls). Returns whether the stratum derived anything new.
+    pub fn eval_stratum_incremental(
+        &mut self,
+        si: usize,
+        db: &mut Db,
+        pool: &mut TermPool,
+        neg: Negation,
+        budget: &mut Budget,
+        scratch: &mut Scratch,
+    ) -> Result<bool, EvalError> {
+        let before: usize = self.strata[si].rels.iter().map(|&r| db.rel(r).len()).sum();
+        if self.strata[si].watermarks.is_none() {
+            self.eval_stratum(si, db, pool, neg, budget, scratch)?;
+            let st = &self.strata[si];
+            let mut inputs: Vec<RelId> = Vec::new();
+            for &ci in &st.clauses {
+                for l in &self.clauses[ci].body {
+                    if let crate::game::Lit::Pos(a) = l {
+                        if !st.rels.contains(&a.rel) && !inputs.contains(&a.rel) {
+                            inputs.push(a.rel);
+                        }
+                    }
+                }
+            }
+            let marks = inputs.into_iter().map(|r| (r, db.rel(r).len() as u32)).collect();
+            self.strata[si].watermarks = Some(marks);
+            let after: usize = self.strata[si].rels.iter().map(|&r| db.rel(r).len()).sum();
+            return Ok(after > before);
+        }
+        let marks = self.strata[si].watermarks.clone().unwrap_or_default();
+        let grown: Vec<(RelId, u32)> = marks.iter().copied().filter(|&(r, w)| db.rel(r).len() as u32 > w).collect();
+        if grown.is_empty() {
+            return Ok(false);
+        }
+        let nrel = self.names.len();
+        if scratch.lo.len() < nrel {
+            scratch.lo.resize(nrel, 0);
+            scratch.hi.resize(nrel, 0);
+            scratch.derived.resize(nrel, 0);
+        }
+        for &r in &self.strata[si].rels {
+            scratch.lo[r.index()] = db.rel(r).len() as u32;
+        }
+        // One plan per (clause, literal on a grown input), that literal
+        // reading only its new rows.
+        let clauses = self.strata[si].clauses.clone();
+        for ci in clauses {
+            for (bi, lit) in self.clauses[ci].body.iter().enumerate() {
+                let crate::game::Lit::Pos(a) = lit else { continue };
+                let Some(&(_, mark)) = grown.iter().find(|(r, _)| *r == a.rel) else { continue };
+                let key = (ci, bi);
+                if !self.strata[si].input_plans.contains_key(&key) {
+                    let rels = self.strata[si].rels.clone();
+                    let plan = self.plan(ci, Some(bi), &rels, db, pool, &mut FxHashMap::default());
+                    self.strata[si].input_plans.insert(key, plan);
+                }
+                let plan = &self.strata[si].input_plans[&key];
+                let ranges = |depth: usize| if plan.steps[depth].delta { (mark, u32::MAX) } else { (0, u32::MAX) };
+                let mut out = std::mem::take(&mut scratch.out);
+                let res = self.fire(plan, db, pool, &ranges, neg, budget, &mut out);
+                scratch.out = out;
+                res?;
+            }
+        }
+        self.fixpoint(si, db, pool, neg, budget, scratch)?;
+        let marks = marks.into_iter().map(|(r, _)| (r, db.rel(r).len() as u32)).collect();
+        self.strata[si].watermarks = Some(marks);
+        let after: usize = self.strata[si].rels.iter().map(|&r| db.rel(r).len()).sum();
+        Ok(after > before)
+    }
+
     /// Runs one plan and inserts the heads it derives.
     #[allow(clippy::too_many_arguments)]
     fn fire(
@@ -313,6 +413,7 @@ impl Program {
         out: &mut Vec<TermId>,
     ) -> Result<(), EvalError> {
         out.clear();
+        let started = std::time::Instant::now();
         let name = || self.names[plan.head_rel.index()].clone();
         let arity = plan.head.len();
         {
@@ -354,6 +455,20 @@ impl Program {
             })?;
         }
         let width = arity.max(1);
+        if started.elapsed().as_millis() > 100 && tracing::enabled!(tracing::Level::DEBUG) {
+            let steps: Vec<String> = plan
+                .steps
+                .iter()
+                .map(|st| format!("{}{:?}{}", self.names[st.rel.index()], st.key, if st.delta { "Δ" } else { "" }))
+                .collect();
+            tracing::debug!(
+                "slow join for `{}` ({:.2} s, {} derivations): {}",
+                name(),
+                started.elapsed().as_secs_f64(),
+                out.len() / width,
+                steps.join(" ⋈ ")
+            );
+        }
         if out.len() / width > 20_000 {
             tracing::debug!(relation = %name(), derivations = out.len() / width, "many derivations in one join");
         }
@@ -361,7 +476,7 @@ impl Program {
         for chunk in out.chunks(width) {
             if rel.insert(&chunk[..arity]) {
                 budget.facts += 1;
-                if budget.facts > budget.max_facts {
+                if budget.facts > budget.max_facts || rel.len() > budget.max_rows {
                     return Err(EvalError::TooManyFacts { relation: name(), rows: rel.len(), limit: budget.max_facts });
                 }
             }

@@ -26,6 +26,10 @@ pub struct Args {
     /// Parallel checks (default: the number of cores).
     #[arg(long)]
     jobs: Option<usize>,
+    /// Instead of checking, compare a machine with the prover on every
+    /// valid game (`propnet`): perft to a small depth and seeded traces.
+    #[arg(long)]
+    compare: Option<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -54,10 +58,15 @@ fn kif_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-fn check_one(exe: &Path, file: &Path, rel: String, timeout: Duration) -> Row {
+fn check_one(exe: &Path, file: &Path, rel: String, timeout: Duration, compare: Option<&str>) -> Row {
     let mut row = Row { file: rel, ..Default::default() };
-    let child = Command::new(exe)
-        .arg("check")
+    let mut cmd = Command::new(exe);
+    match compare {
+        // Compare only valid games; `compare` refuses invalid ones itself.
+        Some(_) => cmd.arg("compare"),
+        None => cmd.arg("check"),
+    };
+    let child = cmd
         .arg("--json")
         .arg(file)
         .env("RUST_LOG", "off")
@@ -107,7 +116,15 @@ fn check_one(exe: &Path, file: &Path, rel: String, timeout: Duration) -> Row {
             row.verdict = v["verdict"].as_str().unwrap_or("crash").to_string();
             row.roles = v["roles"].as_u64().unwrap_or(0);
             row.category = v["category"].as_str().unwrap_or("").to_string();
-            row.error = v["error"].as_str().unwrap_or("").replace(['\t', '\n', '\r'], " ");
+            let text = v["error"].as_str().or(v["detail"].as_str()).unwrap_or("");
+            row.error = text.replace(['\t', '\n', '\r'], " ");
+            if let Some(s) = v["build_seconds"].as_f64() {
+                row.category = format!("{s:.2}s {} components", v["components"].as_u64().unwrap_or(0));
+            }
+        }
+        Err(_) if compare.is_some() && status.code() == Some(1) => {
+            row.verdict = "invalid".into();
+            row.error = "not a valid game (see propel corpus without --compare)".into();
         }
         Err(_) => {
             row.verdict = "crash".into();
@@ -147,7 +164,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(f) = files.get(i) else { break };
                 let rel = f.strip_prefix(&a.dir).unwrap_or(f).display().to_string();
-                let row = check_one(&exe, f, rel, timeout);
+                let row = check_one(&exe, f, rel, timeout, a.compare.as_deref());
                 bar.set_message(row.file.clone());
                 bar.inc(1);
                 if let Ok(mut r) = rows.lock() {
@@ -185,7 +202,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
         );
     }
     let mut ok = true;
-    for f in must_reject(&a.dir) {
+    if a.compare.is_some() {
+        for r in rows.iter().filter(|r| r.verdict == "DISAGREE") {
+            ok = false;
+            println!("DISAGREE: {}: {}", r.file, r.error);
+        }
+    }
+    for f in must_reject(&a.dir).into_iter().filter(|_| a.compare.is_none()) {
         match rows.iter().find(|r| r.file == f) {
             Some(r) if r.verdict == "rejected" => {}
             Some(r) => {

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod check;
+pub mod compare;
 pub mod corpus;
 pub mod perft;
 pub mod playouts;
