@@ -262,11 +262,11 @@ fn relaxed(game: &Game) -> (Vec<Clause>, Vec<(String, usize, Layer)>) {
 }
 
 /// Copies the rows of unary `from` into unary `to`; true if any was new.
-fn bridge(db: &mut Db, from: RelId, to: RelId) -> bool {
+fn bridge(db: &mut Db, pool: &TermPool, from: RelId, to: RelId) -> bool {
     let rows: Vec<Vec<TermId>> = db.rel(from).rows().map(|r| r.to_vec()).collect();
     let mut added = false;
     for r in rows {
-        added |= db.rel_mut(to).insert(&r);
+        added |= db.rel_mut(to).insert(&r, pool);
     }
     added
 }
@@ -301,11 +301,11 @@ fn ground_once(
                 return Err((GroundError::Model(e), sizes.iter().take(8).map(|&(n, r)| (n, r.to_string())).collect()));
             }
         }
-        let mut added = bridge(&mut db, RelId::INIT, RelId::TRUE);
-        added |= bridge(&mut db, RelId::NEXT, RelId::TRUE);
+        let mut added = bridge(&mut db, &pool, RelId::INIT, RelId::TRUE);
+        added |= bridge(&mut db, &pool, RelId::NEXT, RelId::TRUE);
         let legal: Vec<Vec<TermId>> = db.rel(RelId::LEGAL).rows().map(|r| r.to_vec()).collect();
         for r in legal {
-            added |= db.rel_mut(RelId::DOES).insert(&r);
+            added |= db.rel_mut(RelId::DOES).insert(&r, &pool);
         }
         if !added {
             break;
@@ -356,8 +356,9 @@ fn instantiate_clause(
     let mut count = 0usize;
     let mut overflow = false;
     let max_rules = limits.max_rules.saturating_sub(g.rules.len());
+    let g_rules = g.rules.len();
     program
-        .for_each_match(ci, db, &mut g.pool, Negation::Ignore, &mut |_, bind| {
+        .for_each_match(ci, db, &mut g.pool, Negation::Ignore, Some(deadline), &mut |_, bind| {
             bindings.extend_from_slice(&bind[..nvars]);
             count += 1;
             if count > max_rules {
@@ -368,6 +369,7 @@ fn instantiate_clause(
         })
         .map_err(|e| match e {
             _ if overflow => GroundError::TooManyRules { relation: relation(), count, limit: limits.max_rules },
+            EvalError::Timeout { .. } => GroundError::Timeout { relation: relation(), rules: g_rules },
             e => GroundError::Model(e),
         })?;
     let deep = |_| GroundError::TooDeep { relation: relation() };

@@ -216,7 +216,7 @@ impl Prover {
         self.clear_layer(2);
         let t = self.db.rel_mut(RelId::TRUE);
         for &f in s.facts() {
-            t.insert(&[f]);
+            t.insert(&[f], &self.pool);
         }
         self.eval_layer(1)?;
         self.loaded_state = Some(s.clone());
@@ -239,7 +239,7 @@ impl Prover {
         self.clear_layer(2);
         let does = self.db.rel_mut(RelId::DOES);
         for (&r, &m) in self.role_terms.iter().zip(joint) {
-            does.insert(&[r, m]);
+            does.insert(&[r, m], &self.pool);
         }
         self.eval_layer(2)?;
         self.loaded_joint = Some(joint.to_vec());

@@ -3,8 +3,9 @@
 //! ask for. Rows are never reordered, so "the rows before N" is a stable
 //! notion that semi-naive evaluation uses for its deltas.
 
+use super::plan::{KeyShape, Path};
 use crate::game::RelId;
-use crate::term::TermId;
+use crate::term::{TermId, TermPool};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
@@ -29,9 +30,34 @@ pub(crate) fn hash_terms(terms: impl Iterator<Item = TermId>) -> u64 {
 /// clearing allocate nothing once the vectors have grown.
 #[derive(Clone, Debug)]
 pub(crate) struct Index {
-    pub(crate) cols: Box<[usize]>,
+    pub(crate) shape: KeyShape,
     heads: FxHashMap<u64, u32>,
     prev: Vec<u32>,
+}
+
+/// The term at `path` in `row`, if the row has that shape.
+fn term_at(pool: &TermPool, row: &[TermId], path: &Path) -> TermId {
+    let mut t = row[path[0] as usize];
+    for &i in &path[1..] {
+        t = pool.args(t)[i as usize];
+    }
+    t
+}
+
+/// A row's key hash in an index of shape `shape`, or None when the row's
+/// terms do not have the functors the shape expects (no probe can match it).
+pub(crate) fn row_key(shape: &KeyShape, row: &[TermId], pool: &TermPool) -> Option<u64> {
+    for (path, f, n) in shape.guards.iter() {
+        let t = term_at(pool, row, path);
+        if pool.functor(t) != *f || pool.args(t).len() != *n as usize {
+            return None;
+        }
+    }
+    if shape.guards.is_empty() {
+        // Whole columns: no need to walk terms.
+        return Some(hash_terms(shape.paths.iter().map(|p| row[p[0] as usize])));
+    }
+    Some(hash_terms(shape.paths.iter().map(|p| term_at(pool, row, p))))
 }
 
 /// End of an index chain.
@@ -58,32 +84,44 @@ impl Relation {
         Relation { arity, cells: Vec::new(), len: 0, dedup: FxHashMap::default(), indexes: Vec::new() }
     }
 
-    /// The index on `cols`, built (over the rows already there) if new.
-    pub(crate) fn index_for(&mut self, cols: &[usize]) -> usize {
-        if let Some(i) = self.indexes.iter().position(|ix| &*ix.cols == cols) {
+    /// The index of shape `shape`, built (over the rows already there) if new.
+    pub(crate) fn index_for(&mut self, shape: &KeyShape, pool: &TermPool) -> usize {
+        if let Some(i) = self.indexes.iter().position(|ix| ix.shape == *shape) {
             return i;
         }
-        let mut ix = Index { cols: cols.into(), heads: FxHashMap::default(), prev: Vec::new() };
+        let mut ix = Index { shape: shape.clone(), heads: FxHashMap::default(), prev: Vec::new() };
         for r in 0..self.len {
             let row = &self.cells[r as usize * self.arity..(r as usize + 1) * self.arity];
-            ix.add(hash_terms(cols.iter().map(|&c| row[c])), r);
+            match row_key(shape, row, pool) {
+                Some(k) => ix.add(k, r),
+                None => ix.prev.push(NO_ROW),
+            }
         }
         self.indexes.push(ix);
         self.indexes.len() - 1
     }
 
-    /// Row count and the number of distinct values in each column: the
-    /// statistics join planning uses.
-    pub(crate) fn stats(&self) -> (f64, Vec<f64>) {
-        let mut ndv = Vec::with_capacity(self.arity);
-        for c in 0..self.arity {
-            let mut seen = rustc_hash::FxHashSet::default();
-            for r in 0..self.len() {
-                seen.insert(self.row(r)[c]);
+    /// Expected rows matching a probe of shape `shape`: the rows that fit
+    /// its guards, divided by the number of distinct values at each key
+    /// path. The statistics join planning uses.
+    pub(crate) fn estimate(&self, shape: &KeyShape, pool: &TermPool) -> f64 {
+        let mut fitting = 0usize;
+        let mut seen: Vec<rustc_hash::FxHashSet<TermId>> = vec![Default::default(); shape.paths.len()];
+        for r in 0..self.len() {
+            let row = self.row(r);
+            let fits = shape.guards.iter().all(|(path, f, n)| {
+                let t = term_at(pool, row, path);
+                pool.functor(t) == *f && pool.args(t).len() == *n as usize
+            });
+            if !fits {
+                continue;
             }
-            ndv.push(seen.len().max(1) as f64);
+            fitting += 1;
+            for (i, p) in shape.paths.iter().enumerate() {
+                seen[i].insert(term_at(pool, row, p));
+            }
         }
-        (self.len as f64, ndv)
+        seen.iter().fold(fitting as f64, |est, s| est / s.len().max(1) as f64)
     }
 
     pub fn arity(&self) -> usize {
@@ -112,8 +150,9 @@ impl Relation {
         self.dedup.get(&h).is_some_and(|rs| rs.iter().any(|&r| self.row(r as usize) == row))
     }
 
-    /// Adds a row; false if it was already there.
-    pub fn insert(&mut self, row: &[TermId]) -> bool {
+    /// Adds a row; false if it was already there. The pool holds the row's
+    /// terms (indexes may key on parts of them).
+    pub fn insert(&mut self, row: &[TermId], pool: &TermPool) -> bool {
         debug_assert_eq!(row.len(), self.arity);
         let h = hash_terms(row.iter().copied());
         if let Some(rs) = self.dedup.get(&h) {
@@ -126,8 +165,10 @@ impl Relation {
         self.cells.extend_from_slice(row);
         self.len += 1;
         for ix in &mut self.indexes {
-            let k = hash_terms(ix.cols.iter().map(|&c| row[c]));
-            ix.add(k, r);
+            match row_key(&ix.shape, row, pool) {
+                Some(k) => ix.add(k, r),
+                None => ix.prev.push(NO_ROW),
+            }
         }
         true
     }

@@ -2,7 +2,7 @@
 //! an explicit frame stack (no recursion over the body) and a binding trail.
 
 use super::db::{hash_terms, Db, Relation, NO_ROW};
-use super::plan::{EPat, Filter, Plan};
+use super::plan::{pat_at, EPat, Filter, Plan};
 use super::{EvalError, Negation};
 use crate::term::{TermId, TermPool, TooDeep};
 use smallvec::SmallVec;
@@ -159,7 +159,7 @@ where
             None => Cands::Range { next: lo, end: hi },
             Some(ix) => {
                 let key: Option<SmallVec<[TermId; 8]>> =
-                    step.key.iter().map(|&c| find(pool, &step.args[c], bind)).collect();
+                    step.key.paths.iter().map(|p| find(pool, pat_at(&step.args, p), bind)).collect();
                 let row = match key {
                     None => NO_ROW,
                     Some(key) => rel.probe(ix, hash_terms(key.iter().copied())),

@@ -14,7 +14,7 @@ pub use db::{Db, Relation};
 
 use crate::game::{Clause, Layer, RelId, Stratum};
 use crate::term::{TermId, TermPool};
-use plan::Plan;
+use plan::{KeyShape, Plan};
 use rustc_hash::FxHashMap;
 use std::time::Instant;
 
@@ -186,33 +186,32 @@ impl Program {
         unknown: &[RelId],
         db: &mut Db,
         pool: &mut TermPool,
-        stats: &mut FxHashMap<RelId, (f64, Vec<f64>)>,
+        stats: &mut FxHashMap<(RelId, KeyShape), f64>,
     ) -> Plan {
         let dynamic = &self.dynamic;
         let demand = &self.demand;
-        let mut estimate = |rel: RelId, key: &[usize]| -> f64 {
-            // Relations of this stratum are not computed yet, and the
-            // contents of state-dependent ones now (one state) say little
-            // about later states.
+        let db_ro: &Db = db;
+        let mut estimate = |rel: RelId, key: &KeyShape, pool: &TermPool| -> f64 {
             // A demand (magic) relation guards a rewritten clause: join it
             // first, or the clause is computed for all arguments again.
             if demand[rel.index()] {
                 return 0.0;
             }
+            // Relations of this stratum are not computed yet, and the
+            // contents of state-dependent ones now (one state) say little
+            // about later states.
             if unknown.contains(&rel) || dynamic[rel.index()] {
-                // All columns bound: a membership test.
-                if key.len() == db.rel(rel).arity() {
+                if key.whole_row(db_ro.rel(rel).arity()) {
                     return 1.0;
                 }
-                return UNKNOWN_ROWS / UNKNOWN_DISTINCT.powi(key.len() as i32);
+                return UNKNOWN_ROWS / UNKNOWN_DISTINCT.powi(key.paths.len() as i32);
             }
-            let (rows, ndv) = stats.entry(rel).or_insert_with(|| db.rel(rel).stats());
-            key.iter().fold(*rows, |est, &c| est / ndv[c])
+            *stats.entry((rel, key.clone())).or_insert_with(|| db_ro.rel(rel).estimate(key, pool))
         };
         let mut plan = Plan::new(&self.clauses[ci], delta, pool, &mut estimate);
         for step in &mut plan.steps {
             if !step.key.is_empty() {
-                step.index = Some(db.rel_mut(step.rel).index_for(&step.key));
+                step.index = Some(db.rel_mut(step.rel).index_for(&step.key, pool));
             }
         }
         plan
@@ -413,7 +412,8 @@ impl Program {
         out: &mut Vec<TermId>,
     ) -> Result<(), EvalError> {
         out.clear();
-        let started = std::time::Instant::now();
+        // Timing every join is measurable: only when debug logs are on.
+        let started = tracing::enabled!(tracing::Level::DEBUG).then(Instant::now);
         let name = || self.names[plan.head_rel.index()].clone();
         let arity = plan.head.len();
         {
@@ -455,7 +455,7 @@ impl Program {
             })?;
         }
         let width = arity.max(1);
-        if started.elapsed().as_millis() > 100 && tracing::enabled!(tracing::Level::DEBUG) {
+        if let Some(started) = started.filter(|t| t.elapsed().as_millis() > 100) {
             let steps: Vec<String> = plan
                 .steps
                 .iter()
@@ -474,7 +474,7 @@ impl Program {
         }
         let rel = db.rel_mut(plan.head_rel);
         for chunk in out.chunks(width) {
-            if rel.insert(&chunk[..arity]) {
+            if rel.insert(&chunk[..arity], pool) {
                 budget.facts += 1;
                 if budget.facts > budget.max_facts || rel.len() > budget.max_rows {
                     return Err(EvalError::TooManyFacts { relation: name(), rows: rel.len(), limit: budget.max_facts });
@@ -492,6 +492,7 @@ impl Program {
         db: &mut Db,
         pool: &mut TermPool,
         neg: Negation,
+        deadline: Option<Instant>,
         f: &mut F,
     ) -> Result<(), EvalError>
     where
@@ -503,6 +504,6 @@ impl Program {
         }
         let Some(plan) = &self.clause_plans[ci] else { unreachable!("planned above") };
         let all = |_: usize| (0u32, u32::MAX);
-        join::run(plan, db, pool, &all, neg, None, f)
+        join::run(plan, db, pool, &all, neg, deadline, f)
     }
 }

@@ -1,11 +1,78 @@
 //! Join plans: the order in which a clause's positive literals are matched,
-//! which columns each lookup uses as its index key, and where the
+//! which parts of the arguments each lookup uses as its index key (whole
+//! columns, or bound parts inside function terms such as `?x` and `?y` in
+//! `(true (cell ?x ?y ?p))`), and where the
 //! negations and `distinct`s are checked (as soon as their variables are
 //! bound).
 
 use crate::game::{Clause, Lit, Pat, RelId};
 use crate::symbol::Sym;
 use crate::term::{TermId, TermPool};
+use smallvec::SmallVec;
+
+/// A position inside a row: the column, then argument indices inside
+/// nested function terms.
+pub(crate) type Path = SmallVec<[u8; 4]>;
+
+/// What an index is keyed on: the terms at `paths` of rows whose terms at
+/// the `guards` paths are function terms with the given functor and arity.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub(crate) struct KeyShape {
+    pub(crate) paths: Box<[Path]>,
+    pub(crate) guards: Box<[(Path, Sym, u32)]>,
+}
+
+impl KeyShape {
+    /// The key a literal's arguments give when the variables in `bound`
+    /// are bound: every bound argument, and inside a partly bound function
+    /// term every bound part.
+    pub(crate) fn of(args: &[EPat], bound: &[bool]) -> KeyShape {
+        fn walk(p: &EPat, path: &mut Path, bound: &[bool], paths: &mut Vec<Path>, guards: &mut Vec<(Path, Sym, u32)>) {
+            if p.bound_by(bound) {
+                paths.push(path.clone());
+            } else if let EPat::App(f, sub) = p {
+                guards.push((path.clone(), *f, sub.len() as u32));
+                for (i, s) in sub.iter().enumerate() {
+                    path.push(i as u8);
+                    walk(s, path, bound, paths, guards);
+                    path.pop();
+                }
+            }
+        }
+        let mut paths = Vec::new();
+        let mut guards = Vec::new();
+        for (c, a) in args.iter().enumerate() {
+            let mut path: Path = SmallVec::from_slice(&[c as u8]);
+            walk(a, &mut path, bound, &mut paths, &mut guards);
+        }
+        if paths.is_empty() {
+            guards.clear();
+        }
+        KeyShape { paths: paths.into(), guards: guards.into() }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.paths.is_empty()
+    }
+
+    /// Whether every column is bound as a whole (a membership test).
+    pub(crate) fn whole_row(&self, arity: usize) -> bool {
+        self.paths.len() == arity && self.paths.iter().all(|p| p.len() == 1)
+    }
+}
+
+/// The sub-pattern of `args` at `path` (the path follows function terms
+/// of the pattern, as [`KeyShape::of`] built it).
+pub(crate) fn pat_at<'a>(args: &'a [EPat], path: &[u8]) -> &'a EPat {
+    let mut p = &args[path[0] as usize];
+    for &i in &path[1..] {
+        match p {
+            EPat::App(_, sub) => p = &sub[i as usize],
+            _ => unreachable!("key paths follow function terms of the pattern"),
+        }
+    }
+    p
+}
 
 /// A pattern with its ground parts already interned.
 #[derive(Clone, Debug)]
@@ -47,7 +114,7 @@ impl EPat {
         }
     }
 
-    fn bound_by(&self, bound: &[bool]) -> bool {
+    pub(crate) fn bound_by(&self, bound: &[bool]) -> bool {
         let mut all = true;
         self.for_each_var(&mut |v| all &= bound[v as usize]);
         all
@@ -78,8 +145,8 @@ impl Filter {
 pub(crate) struct Step {
     pub(crate) rel: RelId,
     pub(crate) args: Box<[EPat]>,
-    /// Argument positions fully bound on entry: the index key.
-    pub(crate) key: Box<[usize]>,
+    /// What is bound on entry: the index key.
+    pub(crate) key: KeyShape,
     /// Which index of the relation serves `key` (set when the plan is
     /// registered with its program); None when `key` is empty.
     pub(crate) index: Option<usize>,
@@ -109,7 +176,7 @@ impl Plan {
         clause: &Clause,
         delta: Option<usize>,
         pool: &mut TermPool,
-        estimate: &mut dyn FnMut(RelId, &[usize]) -> f64,
+        estimate: &mut dyn FnMut(RelId, &KeyShape, &TermPool) -> f64,
     ) -> Plan {
         let nvars = clause.var_names.len();
         let mut positives: Vec<(usize, RelId, Box<[EPat]>)> = Vec::new();
@@ -150,20 +217,18 @@ impl Plan {
                     let mut best = 0;
                     let mut best_cost = (f64::INFINITY, 0usize);
                     for (k, p) in positives.iter().enumerate() {
-                        let key: Vec<usize> = (0..p.2.len()).filter(|&i| p.2[i].bound_by(&bound)).collect();
-                        // A partly bound function term still filters.
-                        let partial = p.2.iter().filter(|a| matches!(a, EPat::App(..)) && !a.bound_by(&bound)).count();
-                        let cost = estimate(p.1, &key) * 0.5f64.powi(partial as i32);
-                        if cost < best_cost.0 || (cost == best_cost.0 && key.len() > best_cost.1) {
+                        let key = KeyShape::of(&p.2, &bound);
+                        let cost = estimate(p.1, &key, pool);
+                        if cost < best_cost.0 || (cost == best_cost.0 && key.paths.len() > best_cost.1) {
                             best = k;
-                            best_cost = (cost, key.len());
+                            best_cost = (cost, key.paths.len());
                         }
                     }
                     best
                 }
             };
             let (body_index, rel, args) = positives.remove(pick);
-            let key: Box<[usize]> = (0..args.len()).filter(|&i| args[i].bound_by(&bound)).collect();
+            let key = KeyShape::of(&args, &bound);
             for a in args.iter() {
                 a.for_each_var(&mut |v| bound[v as usize] = true);
             }

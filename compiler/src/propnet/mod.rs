@@ -353,3 +353,36 @@ impl Evaluator {
         }
     }
 }
+
+/// Base propositions whose value can only go one way, read off the
+/// next-state logic: `next(p) = OR(p, ...)` (once true, stays true),
+/// `next(p) = AND(p, ...)` (once false, stays false), `next(p) = p`
+/// (never changes).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Latches {
+    /// Once true, stays true.
+    pub positive: Vec<usize>,
+    /// Once false, stays false.
+    pub negative: Vec<usize>,
+    /// Never changes.
+    pub constant: Vec<usize>,
+}
+
+impl Propnet {
+    pub fn latches(&self) -> Latches {
+        let mut l = Latches::default();
+        for (i, b) in self.bases.iter().enumerate() {
+            if b.next == b.comp {
+                l.constant.push(i);
+                continue;
+            }
+            let reads_self = self.inputs_of(b.next).contains(&b.comp);
+            match self.kind(b.next) {
+                Kind::Or if reads_self => l.positive.push(i),
+                Kind::And if reads_self => l.negative.push(i),
+                _ => {}
+            }
+        }
+        l
+    }
+}

@@ -12,6 +12,12 @@ pub struct Args {
     /// Print one JSON object (used by `propel corpus`).
     #[arg(long)]
     json: bool,
+    /// Also build the propnet: component counts by kind after each pass,
+    /// and the time each took.
+    #[arg(long)]
+    propnet: bool,
+    #[command(flatten)]
+    machine: crate::machines::MachineArgs,
 }
 
 /// What `check` found out about a game, beyond validation: the prover
@@ -101,5 +107,58 @@ pub fn run(a: Args) -> Result<ExitCode> {
         if smoke.terminal { "terminal, " } else { "" },
         legal.join(", ")
     );
+    if a.propnet {
+        print_propnet(&a, &game)?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_propnet(a: &Args, game: &std::sync::Arc<propel_compiler::Game>) -> Result<()> {
+    let built = a.machine.build(game)?;
+    if !built.demand.is_empty() {
+        println!("grounding computed on demand (magic sets): {}", built.demand.join(", "));
+    }
+    println!(
+        "{:<14} {:>8} {:>10} {:>8} {:>7} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9}",
+        "stage", "seconds", "components", "and", "or", "not", "nand", "nor", "base", "input", "const", "edges"
+    );
+    for r in &built.report {
+        let c = &r.counts;
+        println!(
+            "{:<14} {:>8.3} {:>10} {:>8} {:>7} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9}",
+            r.stage, r.seconds, c.total, c.and, c.or, c.not, c.nand, c.nor, c.base, c.input, c.constant, c.edges
+        );
+    }
+    if let Some(s) = &built.split {
+        println!(
+            "split on {} (changes on {:.0}% of steps): {} -> {} + {} components, {:.0} vs {:.0} states/s sampled: {} ({:.2} s)",
+            s.base,
+            s.changes_per_step * 100.0,
+            s.before,
+            s.after[0],
+            s.after[1],
+            s.speed[0],
+            s.speed[1],
+            if s.kept { "kept" } else { "dropped" },
+            s.seconds
+        );
+    }
+    let l = built.net.latches();
+    let names = |v: &[usize]| -> String {
+        let mut n: Vec<&str> = v.iter().take(6).map(|&i| built.net.bases[i].name.as_str()).collect();
+        if v.len() > 6 {
+            n.push("...");
+        }
+        n.join(" ")
+    };
+    println!(
+        "latches: {} once-true-stays-true ({}), {} once-false-stays-false ({}), {} never change ({})",
+        l.positive.len(),
+        names(&l.positive),
+        l.negative.len(),
+        names(&l.negative),
+        l.constant.len(),
+        names(&l.constant)
+    );
+    Ok(())
 }
