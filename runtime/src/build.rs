@@ -55,6 +55,10 @@ pub struct Built {
 /// A base must change on at least this share of steps to split on it.
 const MIN_CHANGE_RATE: f64 = 0.25;
 
+/// Larger networks are not tried split: two specialised copies cost more
+/// to build than the sampled gain is likely to repay.
+const MAX_SPLIT_COMPONENTS: usize = 300_000;
+
 /// How often each base proposition changes per step, from random playouts
 /// (up to `budget` of them, or 0.3 s).
 fn change_rates(m: &mut PropnetMachine, budget: usize) -> Vec<f64> {
@@ -117,7 +121,7 @@ pub fn propnet_machine(game: &Arc<Game>, opts: &PropnetOptions) -> Result<Built,
     let c = compile(game, &opts.limits, &opts.passes)?;
     let goal_net = c.goal_net.clone();
     let single = PropnetMachine::new(Arc::new(Topology::new(&c.net, goal_net.clone())));
-    if !opts.passes.contains(&Pass::Split) {
+    if !opts.passes.contains(&Pass::Split) || c.net.len() > MAX_SPLIT_COMPONENTS {
         return Ok(Built { machine: single, report: c.report, split: None, demand: c.demand, net: c.net });
     }
     let t = Instant::now();

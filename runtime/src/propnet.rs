@@ -310,30 +310,69 @@ impl Engine {
     /// Propagates every pending flip, then recomputes the cycles that lost
     /// support, until nothing changes.
     fn settle(&mut self) {
-        let cycles = self.topo.has_cycles;
         loop {
-            while let Some((c, delta)) = self.stack.pop() {
-                let r = self.topo.recs[c as usize];
-                for k in r.fan_start..r.fan_start + r.fan_len {
-                    let f = self.topo.fanout[k as usize];
-                    let before = self.counters[f as usize];
-                    let after = before.wrapping_add(delta);
-                    self.counters[f as usize] = after;
-                    if cycles && delta < 0 {
-                        let s = self.topo.recs[f as usize].scc;
-                        if s != NONE && !self.pending_flag[s as usize] {
-                            self.pending_flag[s as usize] = true;
-                            self.pending.push(s);
-                        }
-                    }
-                    if on(before) != on(after) {
-                        self.flipped(f, if on(after) { 1 } else { -1 });
-                    }
-                }
+            if self.topo.has_cycles {
+                self.drain::<true>();
+            } else {
+                self.drain::<false>();
             }
             let Some(s) = self.pending.pop() else { return };
             self.pending_flag[s as usize] = false;
             self.recompute_cycle(s);
+        }
+    }
+
+    /// The propagation loop: every flip on the stack adds its delta to its
+    /// readers' counters, and readers whose top bit changes flip in turn.
+    /// `CYCLES` compiles the cycle bookkeeping out for acyclic networks.
+    #[inline(never)]
+    fn drain<const CYCLES: bool>(&mut self) {
+        let topo = &*self.topo;
+        let recs = &topo.recs[..];
+        let fanout = &topo.fanout[..];
+        let triggers = &topo.triggers[..];
+        let counters = &mut self.counters[..];
+        let stack = &mut self.stack;
+        while let Some((c, delta)) = stack.pop() {
+            let r = recs[c as usize];
+            let fans = &fanout[r.fan_start as usize..(r.fan_start + r.fan_len) as usize];
+            for &f in fans {
+                // Fan-out entries are component ids of this topology, and
+                // `counters` has one slot per component (both built by
+                // `Topology::new` / `Engine::new`); the bounds check stays,
+                // it costs little next to the memory access.
+                let slot = &mut counters[f as usize];
+                let before = *slot;
+                let after = before.wrapping_add(delta);
+                *slot = after;
+                if CYCLES && delta < 0 {
+                    let sc = recs[f as usize].scc;
+                    if sc != NONE && !self.pending_flag[sc as usize] {
+                        self.pending_flag[sc as usize] = true;
+                        self.pending.push(sc);
+                    }
+                }
+                if (before ^ after) < 0 {
+                    let d = if after < 0 { 1 } else { -1 };
+                    let rf = recs[f as usize];
+                    for t in &triggers[rf.trig_start as usize..(rf.trig_start + rf.trig_len) as usize] {
+                        let (bits, i) = match *t {
+                            Trigger::Legal(i) => (&mut self.legal, i),
+                            Trigger::Next(i) => (&mut self.next, i),
+                        };
+                        let w = &mut bits[i as usize / 64];
+                        let m = 1u64 << (i % 64);
+                        if d > 0 {
+                            *w |= m
+                        } else {
+                            *w &= !m
+                        }
+                    }
+                    if rf.fan_len > 0 {
+                        stack.push((f, d));
+                    }
+                }
+            }
         }
     }
 

@@ -88,7 +88,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
         depth_done = d;
-        if p.lines[d].nodes > a.perft_nodes {
+        // Stop before a depth expected to pass the limit.
+        let now = p.lines[d].nodes.max(1);
+        let before = if d > 0 { p.lines[d - 1].nodes.max(1) } else { 1 };
+        let predicted = now.saturating_mul(now.div_ceil(before).max(1));
+        if predicted > a.perft_nodes {
             break;
         }
     }
