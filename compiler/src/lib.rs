@@ -15,6 +15,7 @@ pub mod eval;
 pub mod game;
 mod graph;
 pub mod ground;
+pub mod lower;
 pub mod magic;
 pub mod normal;
 pub mod pipeline;

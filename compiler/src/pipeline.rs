@@ -43,8 +43,12 @@ pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass])
     drop(g);
     let mut report =
         vec![StageReport { stage: "ground+build".into(), seconds: t.elapsed().as_secs_f64(), counts: net.counts() }];
-    let (net, goal_net) = passes::run(net, passes, &mut |stage, seconds, counts| {
+    let (mut net, mut goal_net) = passes::run(net, passes, &mut |stage, seconds, counts| {
         report.push(StageReport { stage: stage.to_string(), seconds, counts: counts.clone() })
     });
+    net.canonical_order();
+    if let Some(g) = &mut goal_net {
+        g.canonical_order();
+    }
     Ok(Compiled { net, goal_net, report, demand })
 }

@@ -16,6 +16,8 @@ pub enum MachineKind {
     Prover,
     /// The interpreted propnet.
     Propnet,
+    /// The propnet compiled to native code in memory.
+    Jit,
 }
 
 impl std::str::FromStr for MachineKind {
@@ -24,7 +26,8 @@ impl std::str::FromStr for MachineKind {
         match s {
             "prover" => Ok(MachineKind::Prover),
             "propnet" => Ok(MachineKind::Propnet),
-            other => Err(format!("unknown machine `{other}` (available: prover, propnet)")),
+            "jit" => Ok(MachineKind::Jit),
+            other => Err(format!("unknown machine `{other}` (available: prover, propnet, jit)")),
         }
     }
 }
@@ -34,6 +37,7 @@ impl MachineKind {
         match self {
             MachineKind::Prover => "prover".into(),
             MachineKind::Propnet => "propnet".into(),
+            MachineKind::Jit => "jit".into(),
         }
     }
 }
@@ -41,7 +45,7 @@ impl MachineKind {
 /// Options shared by every command that runs a machine.
 #[derive(clap::Args, Clone, Debug)]
 pub struct MachineArgs {
-    /// Which state machine: prover or propnet.
+    /// Which state machine: prover, propnet or jit.
     #[arg(long, default_value = "prover")]
     pub machine: MachineKind,
     /// Propnet optimisation passes, comma-separated (`all`, `none`, or names).
@@ -59,6 +63,22 @@ impl MachineArgs {
 
     pub fn passes(&self) -> Result<Vec<Pass>> {
         Pass::parse_list(&self.passes).map_err(anyhow::Error::msg)
+    }
+
+    /// Grounds, compiles and generates native code for `game`, logging what it took.
+    pub fn build_jit(&self, game: &Arc<Game>) -> Result<propel_runtime::build::BuiltJit> {
+        let opts = PropnetOptions { limits: self.limits(), passes: self.passes()? };
+        let b = propel_runtime::build::jit_machine(game, &opts)?;
+        for r in &b.report {
+            tracing::debug!("{}: {:.3} s, {}", r.stage, r.seconds, r.counts);
+        }
+        tracing::debug!(
+            "codegen: {:.3} s, {} functions, {} counter updates",
+            b.code.seconds,
+            b.code.functions,
+            b.code.updates
+        );
+        Ok(b)
     }
 
     /// Grounds and compiles `game` to a propnet machine, logging what it took.
@@ -97,6 +117,11 @@ macro_rules! with_machine {
             $crate::machines::MachineKind::Propnet => {
                 #[allow(unused_mut)]
                 let mut $m = $args.build(&$game)?.machine;
+                $body
+            }
+            $crate::machines::MachineKind::Jit => {
+                #[allow(unused_mut)]
+                let mut $m = $args.build_jit(&$game)?.machine;
                 $body
             }
         }

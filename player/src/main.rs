@@ -38,8 +38,11 @@ fn init_logging(verbose: u8) {
         1 => "debug",
         _ => "trace",
     };
+    // Our crates at the chosen level; dependencies (Cranelift logs every
+    // function it defines at info) only when they warn.
+    let directives = format!("warn,propel={default},propel_compiler={default},propel_runtime={default}");
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(directives));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
 }
 

@@ -5,7 +5,7 @@ use crate::machine::StateMachine;
 use crate::propnet::{PropnetMachine, Topology};
 use crate::rng::Rng;
 use propel_compiler::ground::GroundLimits;
-use propel_compiler::pipeline::{compile, CompileError, StageReport};
+use propel_compiler::pipeline::{compile, CompileError, Compiled, StageReport};
 use propel_compiler::propnet::passes::{specialise, Pass};
 use propel_compiler::propnet::Propnet;
 use propel_compiler::Game;
@@ -116,55 +116,147 @@ fn sample_speed(m: &mut PropnetMachine) -> f64 {
     stats.states as f64 / start.elapsed().as_secs_f64()
 }
 
-/// Grounds, compiles and optimises `game`, and builds its machine.
-pub fn propnet_machine(game: &Arc<Game>, opts: &PropnetOptions) -> Result<Built, CompileError> {
-    let c = compile(game, &opts.limits, &opts.passes)?;
-    let goal_net = c.goal_net.clone();
-    let single = PropnetMachine::new(Arc::new(Topology::new(&c.net, goal_net.clone())));
-    if !opts.passes.contains(&Pass::Split) || c.net.len() > MAX_SPLIT_COMPONENTS {
-        return Ok(Built { machine: single, report: c.report, split: None, demand: c.demand, net: c.net });
+/// A split decision: the base, and the copies for it false and true.
+struct Split {
+    base: usize,
+    off: Propnet,
+    on: Propnet,
+    report: SplitReport,
+}
+
+/// Tries the split network on `c`: the base that changes most often in
+/// sampled playouts, both copies timed against the single network on the
+/// same playouts. `None` when no base changes often enough.
+fn try_split(c: &Compiled, single: &PropnetMachine) -> Option<Split> {
+    if c.net.len() > MAX_SPLIT_COMPONENTS {
+        return None;
     }
     let t = Instant::now();
     let mut probe = single.clone();
     let rates = change_rates(&mut probe, 200);
-    let best = rates.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).map(|(i, &r)| (i, r));
-    let Some((base, rate)) = best.filter(|&(_, r)| r >= MIN_CHANGE_RATE) else {
-        return Ok(Built { machine: single, report: c.report, split: None, demand: c.demand, net: c.net });
-    };
+    let (base, rate) = rates
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(i, &r)| (i, r))
+        .filter(|&(_, r)| r >= MIN_CHANGE_RATE)?;
     let off = specialise(&c.net, base, false);
     let on = specialise(&c.net, base, true);
+    let mut split = PropnetMachine::split(
+        base as u32,
+        Arc::new(Topology::new(&off, c.goal_net.clone())),
+        Arc::new(Topology::new(&on, c.goal_net.clone())),
+    );
+    let speed = [sample_speed(&mut single.clone()), sample_speed(&mut split)];
+    let kept = speed[1] > speed[0];
+    tracing::debug!(
+        "split on {} (changes on {:.0}% of steps): {} -> {} + {} components; {:.0} states/s unsplit, {:.0} split: {}",
+        c.net.bases[base].name,
+        rate * 100.0,
+        c.net.len(),
+        off.len(),
+        on.len(),
+        speed[0],
+        speed[1],
+        if kept { "kept" } else { "dropped" }
+    );
     let report = SplitReport {
         base: c.net.bases[base].name.clone(),
         changes_per_step: rate,
         before: c.net.len(),
         after: [off.len(), on.len()],
-        speed: [0.0; 2],
-        kept: false,
-        seconds: 0.0,
+        speed,
+        kept,
+        seconds: t.elapsed().as_secs_f64(),
     };
-    tracing::debug!(
-        "split on {} (changes on {:.0}% of steps): {} -> {} + {} components",
-        report.base,
-        rate * 100.0,
-        report.before,
-        report.after[0],
-        report.after[1]
-    );
-    let mut split = PropnetMachine::split(
-        base as u32,
-        Arc::new(Topology::new(&off, goal_net.clone())),
-        Arc::new(Topology::new(&on, goal_net)),
-    );
-    // Keep the split only if it really plays faster here.
-    let speed = [sample_speed(&mut single.clone()), sample_speed(&mut split)];
-    let kept = speed[1] > speed[0];
-    let report = SplitReport { speed, kept, seconds: t.elapsed().as_secs_f64(), ..report };
-    tracing::debug!(
-        "split: {:.0} states/s unsplit, {:.0} split: {}",
-        speed[0],
-        speed[1],
-        if kept { "kept" } else { "dropped" }
-    );
-    let machine = if kept { split } else { single };
-    Ok(Built { machine, report: c.report, split: Some(report), demand: c.demand, net: c.net })
+    Some(Split { base, off, on, report })
+}
+
+/// Grounds, compiles and optimises `game`, and builds its machine.
+pub fn propnet_machine(game: &Arc<Game>, opts: &PropnetOptions) -> Result<Built, CompileError> {
+    let c = compile(game, &opts.limits, &opts.passes)?;
+    let single = PropnetMachine::new(Arc::new(Topology::new(&c.net, c.goal_net.clone())));
+    let split = if opts.passes.contains(&Pass::Split) { try_split(&c, &single) } else { None };
+    let machine = match &split {
+        Some(s) if s.report.kept => PropnetMachine::split(
+            s.base as u32,
+            Arc::new(Topology::new(&s.off, c.goal_net.clone())),
+            Arc::new(Topology::new(&s.on, c.goal_net.clone())),
+        ),
+        _ => single,
+    };
+    Ok(Built { machine, report: c.report, split: split.map(|s| s.report), demand: c.demand, net: c.net })
+}
+
+/// A JIT machine: what it took to build, and the machine.
+pub struct BuiltJit {
+    pub machine: crate::native::NativeMachine,
+    pub report: Vec<StageReport>,
+    pub code: propel_compiler::lower::CodeStats,
+    pub demand: Vec<String>,
+    pub net: Propnet,
+}
+
+/// The machine-independent parts of [`NativeCode`] for `net`.
+pub fn native_code(
+    net: &Propnet,
+    fns: propel_compiler::lower::Fns,
+    layout: propel_compiler::lower::MachineLayout,
+    owner: Box<dyn std::any::Any + Send + Sync>,
+) -> crate::native::NativeCode {
+    let input_role: Vec<u32> = net.inputs.iter().map(|i| i.role).collect();
+    let mut initial = vec![0u64; net.bases.len().div_ceil(64)];
+    for (i, b) in net.bases.iter().enumerate() {
+        if b.init {
+            initial[i / 64] |= 1 << (i % 64);
+        }
+    }
+    crate::native::NativeCode {
+        fns,
+        layout,
+        bases: net.bases.len(),
+        inputs: net.inputs.len(),
+        roles: net.roles.clone(),
+        base_names: net.bases.iter().map(|b| b.name.clone()).collect(),
+        input_names: net.inputs.iter().map(|i| i.name.clone()).collect(),
+        role_range: crate::native::NativeCode::ranges(net.roles.len(), &input_role),
+        input_role,
+        initial,
+        owner,
+    }
+}
+
+/// Grounds, compiles and optimises `game`, decides the split as the
+/// interpreter does (measured), then generates native code in memory.
+pub fn jit_machine(game: &Arc<Game>, opts: &PropnetOptions) -> Result<BuiltJit, JitError> {
+    let c = compile(game, &opts.limits, &opts.passes)?;
+    let split = if opts.passes.contains(&Pass::Split) {
+        let single = PropnetMachine::new(Arc::new(Topology::new(&c.net, c.goal_net.clone())));
+        try_split(&c, &single).filter(|s| s.report.kept)
+    } else {
+        None
+    };
+    let machine = match &split {
+        Some(s) => propel_compiler::lower::Machine {
+            engines: vec![&s.off, &s.on],
+            split: Some(s.base as u32),
+            goal_net: c.goal_net.as_ref(),
+        },
+        None => propel_compiler::lower::Machine { engines: vec![&c.net], split: None, goal_net: c.goal_net.as_ref() },
+    };
+    let code = propel_compiler::lower::jit(&machine, &game.name)?;
+    let stats = code.stats.clone();
+    let fns = code.fns;
+    let layout = code.layout.clone();
+    let native = native_code(&c.net, fns, layout, Box::new(code));
+    let machine = crate::native::NativeMachine::new(Arc::new(native));
+    Ok(BuiltJit { machine, report: c.report, code: stats, demand: c.demand, net: c.net })
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum JitError {
+    #[error(transparent)]
+    Compile(#[from] CompileError),
+    #[error(transparent)]
+    Lower(#[from] propel_compiler::lower::LowerError),
 }

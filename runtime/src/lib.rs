@@ -5,6 +5,7 @@
 
 pub mod build;
 pub mod machine;
+pub mod native;
 pub mod perft;
 pub mod playout;
 pub mod propnet;
@@ -13,6 +14,7 @@ pub mod rng;
 pub mod trace;
 
 pub use machine::{Goal, MachineError, StateMachine};
+pub use native::{NativeCode, NativeMachine};
 pub use propnet::{PropnetMachine, Topology};
 pub use prover::Prover;
 pub use rng::Rng;

@@ -225,6 +225,10 @@ impl Topology {
 pub struct NetState(Arc<[u64]>);
 
 impl NetState {
+    pub fn from_bits(bits: Vec<u64>) -> NetState {
+        NetState(Arc::from(bits))
+    }
+
     pub fn bits(&self) -> &[u64] {
         &self.0
     }

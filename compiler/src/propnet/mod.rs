@@ -321,6 +321,12 @@ impl Evaluator {
         Evaluator { order, groups }
     }
 
+    /// The groups in evaluation order: components, and whether they form
+    /// a cycle.
+    pub fn groups(&self) -> impl Iterator<Item = (&[u32], bool)> + '_ {
+        self.groups.iter().map(|&(s, l, c)| (&self.order[s as usize..(s + l) as usize], c))
+    }
+
     /// Fills `val` with every component's value (see [`Propnet::eval`]).
     pub fn eval(&self, net: &Propnet, bases: &[bool], inputs: &[bool], val: &mut Vec<bool>) {
         val.clear();
@@ -384,5 +390,36 @@ impl Propnet {
             }
         }
         l
+    }
+}
+
+impl Propnet {
+    /// Renumbers inputs by role, then name, and bases by name: the order
+    /// every back end (interpreter, JIT, AOT library) uses, so that a state
+    /// bitset or a move index means the same thing in all of them.
+    pub fn canonical_order(&mut self) {
+        let mut inputs: Vec<usize> = (0..self.inputs.len()).collect();
+        inputs.sort_by(|&a, &b| {
+            (self.inputs[a].role, &self.inputs[a].name).cmp(&(self.inputs[b].role, &self.inputs[b].name))
+        });
+        let mut bases: Vec<usize> = (0..self.bases.len()).collect();
+        bases.sort_by(|&a, &b| self.bases[a].name.cmp(&self.bases[b].name));
+        let mut new_input = vec![0u32; inputs.len()];
+        for (n, &o) in inputs.iter().enumerate() {
+            new_input[o] = n as u32;
+        }
+        let mut new_base = vec![0u32; bases.len()];
+        for (n, &o) in bases.iter().enumerate() {
+            new_base[o] = n as u32;
+        }
+        for k in &mut self.kinds {
+            match k {
+                Kind::Base(i) => *i = new_base[*i as usize],
+                Kind::Input(i) => *i = new_input[*i as usize],
+                _ => {}
+            }
+        }
+        self.inputs = inputs.iter().map(|&o| self.inputs[o].clone()).collect();
+        self.bases = bases.iter().map(|&o| self.bases[o].clone()).collect();
     }
 }

@@ -1,6 +1,7 @@
 use crate::machines::{load_game, with_machine, MachineArgs};
 use anyhow::Result;
-use propel_runtime::playout::playouts;
+use propel_runtime::playout::{playouts, PlayoutStats};
+use propel_runtime::{NativeMachine, Rng, StateMachine};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -20,6 +21,15 @@ pub struct Args {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// Run exactly this many playouts instead of for `--seconds` (for
+    /// instruction counts, which do not depend on the clock).
+    #[arg(long)]
+    count: Option<u64>,
+    /// With `--machine jit`: whole playouts in native code (no states
+    /// copied, no move lists), instead of calls through the machine
+    /// interface.
+    #[arg(long)]
+    fast: bool,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -33,7 +43,17 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if !a.json {
         eprintln!("running random playouts on {} for {secs} s ({})", a.game.display(), a.machine.machine.name());
     }
-    let stats = with_machine!(a.machine, game, |m| playouts(&mut m, Duration::from_secs_f64(secs), a.seed)?);
+    let stats = if a.fast {
+        if a.machine.machine != crate::machines::MachineKind::Jit {
+            anyhow::bail!("--fast needs --machine jit");
+        }
+        let mut m = a.machine.build_jit(&game)?.machine;
+        fast_playouts(&mut m, Duration::from_secs_f64(secs), a.count, a.seed)?
+    } else if let Some(n) = a.count {
+        with_machine!(a.machine, game, |m| count_playouts(&mut m, n, a.seed)?)
+    } else {
+        with_machine!(a.machine, game, |m| playouts(&mut m, Duration::from_secs_f64(secs), a.seed)?)
+    };
     if stats.undefined_goals > 0 {
         tracing::warn!(
             "{} playouts ended in a state where some role's goal is undefined; counted as 0",
@@ -64,4 +84,49 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Native playouts from the initial state for `duration` (at least one),
+/// seeds drawn from one generator.
+fn fast_playouts(m: &mut NativeMachine, duration: Duration, count: Option<u64>, seed: u64) -> Result<PlayoutStats> {
+    let mut rng = Rng::new(seed);
+    let mut stats = PlayoutStats::default();
+    let roles = m.roles().len();
+    stats.goal_sums = vec![0; roles];
+    let s0 = m.initial_state()?;
+    let mut goals = Vec::new();
+    let start = std::time::Instant::now();
+    loop {
+        let len =
+            m.native_playout(&s0, rng.next_u64(), propel_runtime::playout::MAX_PLAYOUT_STEPS as u32, &mut goals)?;
+        stats.playouts += 1;
+        stats.states += len as u64;
+        let mut undefined = false;
+        for (sum, &g) in stats.goal_sums.iter_mut().zip(&goals) {
+            undefined |= g < 0;
+            *sum += g.max(0) as u64;
+        }
+        stats.undefined_goals += undefined as u64;
+        let done = match count {
+            Some(n) => stats.playouts >= n,
+            None => start.elapsed() >= duration,
+        };
+        if done {
+            break;
+        }
+    }
+    stats.seconds = start.elapsed().as_secs_f64();
+    Ok(stats)
+}
+
+/// Exactly `n` playouts through the machine interface.
+fn count_playouts<M: StateMachine>(m: &mut M, n: u64, seed: u64) -> Result<PlayoutStats> {
+    let mut rng = Rng::new(seed);
+    let mut stats = PlayoutStats::default();
+    let start = std::time::Instant::now();
+    for _ in 0..n {
+        propel_runtime::playout::playout(m, &mut rng, &mut stats)?;
+    }
+    stats.seconds = start.elapsed().as_secs_f64();
+    Ok(stats)
 }

@@ -1,0 +1,1197 @@
+//! Cranelift IR for a propnet machine. Generic over the module, so the JIT
+//! and the AOT library run exactly the same code.
+//!
+//! The propagation code has the topology baked in: each component that
+//! can flip owns a block of straight-line updates of its readers' counters
+//! at fixed offsets (load, add, store, sign-flip test, branch-free push).
+//! Components are grouped into chunk functions of [`CHUNK`] ids; a chunk
+//! function pops the work stack and jumps, through one `br_table`, to the
+//! block of the component popped, for as long as the top of the stack lies
+//! in its chunk. Chunking keeps functions small, so compile time grows
+//! linearly with the network.
+
+use super::layout::{counter0, words, Layout};
+use crate::propnet::{Evaluator, Kind, Propnet};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{I32, I64, I8};
+use cranelift_codegen::ir::{AbiParam, Block, Function, InstBuilder, MemFlagsData, Signature, UserFuncName, Value};
+use cranelift_codegen::Context;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
+use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module, ModuleError};
+
+/// Components per propagation function.
+pub const CHUNK: u32 = 1024;
+const CHUNK_SHIFT: u32 = 10;
+const NONE: u32 = u32::MAX;
+
+/// The functions a machine library exports, by symbol name.
+pub const EXPORTS: [&str; 8] = [
+    "propel_init",
+    "propel_set_state",
+    "propel_set_joint",
+    "propel_terminal",
+    "propel_legal",
+    "propel_goals",
+    "propel_playout",
+    "propel_info",
+];
+
+#[derive(Clone, Copy, Debug)]
+enum Trig {
+    Legal(u32),
+    Next(u32),
+}
+
+pub(crate) struct Emitter<'a, M: Module> {
+    pub(crate) module: &'a mut M,
+    net: &'a Propnet,
+    goal_net: Option<&'a Propnet>,
+    layout: &'a Layout,
+    fanout: Vec<Vec<u32>>,
+    triggers: Vec<Vec<Trig>>,
+    /// Cyclic component of each component, or NONE.
+    scc_of: Vec<u32>,
+    cycles: Vec<Vec<u32>>,
+    ctx: Context,
+    fctx: FunctionBuilderContext,
+    mem: MemFlagsData,
+    /// Symbol prefix of this engine's functions.
+    prefix: String,
+    /// Instructions emitted so far (roughly: updates), for reports.
+    pub(crate) edges: usize,
+}
+
+/// One engine's functions (one network's machine), all taking the
+/// engine's own instance pointer.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EngineFns {
+    pub(crate) init: FuncId,
+    pub(crate) set_state: FuncId,
+    pub(crate) set_joint: FuncId,
+    pub(crate) terminal: FuncId,
+    pub(crate) legal: FuncId,
+    pub(crate) goals: FuncId,
+    /// One random joint move, played; the next state left in scratch.
+    pub(crate) step: FuncId,
+}
+
+impl<'a, M: Module> Emitter<'a, M> {
+    pub(crate) fn new(
+        module: &'a mut M,
+        net: &'a Propnet,
+        goal_net: Option<&'a Propnet>,
+        layout: &'a Layout,
+        prefix: &str,
+    ) -> Self {
+        let n = net.len();
+        let fanout = net.fanout();
+        let mut triggers = vec![Vec::new(); n];
+        for (i, inp) in net.inputs.iter().enumerate() {
+            triggers[inp.legal as usize].push(Trig::Legal(i as u32));
+        }
+        for (i, b) in net.bases.iter().enumerate() {
+            triggers[b.next as usize].push(Trig::Next(i as u32));
+        }
+        let mut scc_of = vec![NONE; n];
+        let mut cycles = Vec::new();
+        for comp in net.sccs() {
+            if comp.len() > 1 || net.inputs_of(comp[0]).contains(&comp[0]) {
+                for &c in &comp {
+                    scc_of[c as usize] = cycles.len() as u32;
+                }
+                cycles.push(comp);
+            }
+        }
+        let ctx = module.make_context();
+        Emitter {
+            module,
+            net,
+            goal_net,
+            layout,
+            fanout,
+            triggers,
+            scc_of,
+            cycles,
+            ctx,
+            fctx: FunctionBuilderContext::new(),
+            mem: MemFlagsData::trusted(),
+            prefix: prefix.to_string(),
+            edges: 0,
+        }
+    }
+
+    fn sig(&self, params: &[cranelift_codegen::ir::Type], ret: Option<cranelift_codegen::ir::Type>) -> Signature {
+        let mut s = self.module.make_signature();
+        s.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+        s.returns.extend(ret.map(AbiParam::new));
+        s
+    }
+
+    fn declare(&mut self, name: &str, linkage: Linkage, sig: &Signature) -> Result<FuncId, ModuleError> {
+        self.module.declare_function(name, linkage, sig)
+    }
+
+    /// Emits every function of this engine.
+    pub(crate) fn emit_engine(&mut self, image: Vec<u8>) -> Result<EngineFns, ModuleError> {
+        let p = self.prefix.clone();
+        // Declarations first, so that bodies can call each other.
+        let inst_ret_i32 = self.sig(&[I64], Some(I32));
+        let inst_only = self.sig(&[I64], None);
+        let nchunks = (self.net.len() as u32).div_ceil(CHUNK);
+        let mut chunks = Vec::new();
+        for k in 0..nchunks {
+            chunks.push(self.declare(&format!("{p}_chunk_{k}"), Linkage::Local, &inst_ret_i32)?);
+        }
+        let mut cycle_fns = Vec::new();
+        for s in 0..self.cycles.len() {
+            cycle_fns.push(self.declare(&format!("{p}_cycle_{s}"), Linkage::Local, &inst_only)?);
+        }
+        let drain = self.declare(&format!("{p}_drain"), Linkage::Local, &inst_ret_i32)?;
+        let eval_goals = self.declare(&format!("{p}_eval_goals"), Linkage::Local, &inst_only)?;
+        let init = self.declare(&format!("{p}_init"), Linkage::Local, &inst_only)?;
+        let ptr_ret_i32 = self.sig(&[I64, I64], Some(I32));
+        let set_state = self.declare(&format!("{p}_set_state"), Linkage::Local, &ptr_ret_i32)?;
+        let set_joint = self.declare(&format!("{p}_set_joint"), Linkage::Local, &ptr_ret_i32)?;
+        let terminal = self.declare(&format!("{p}_terminal"), Linkage::Local, &inst_ret_i32)?;
+        let legal_sig = self.sig(&[I64, I32, I64, I32], Some(I32));
+        let legal = self.declare(&format!("{p}_legal"), Linkage::Local, &legal_sig)?;
+        let goals_sig = self.sig(&[I64, I32, I64], None);
+        let goals = self.declare(&format!("{p}_goals"), Linkage::Local, &goals_sig)?;
+        let step = self.declare(&format!("{p}_step"), Linkage::Local, &ptr_ret_i32)?;
+        let image_id = self.data(&format!("{p}_image"), image)?;
+
+        for k in 0..nchunks {
+            self.emit_chunk(chunks[k as usize], k)?;
+        }
+        for s in 0..self.cycles.len() {
+            self.emit_cycle(cycle_fns[s], s)?;
+        }
+        self.emit_drain(drain, &chunks, &cycle_fns)?;
+        self.emit_eval_goals(eval_goals)?;
+        self.emit_init(init, image_id)?;
+        self.emit_set_state(set_state, drain)?;
+        self.emit_set_joint(set_joint, drain)?;
+        self.emit_terminal(terminal)?;
+        self.emit_legal(legal)?;
+        self.emit_goals(goals, eval_goals)?;
+        self.emit_step(step, set_joint)?;
+        Ok(EngineFns { init, set_state, set_joint, terminal, legal, goals, step })
+    }
+
+    fn data(&mut self, name: &str, bytes: Vec<u8>) -> Result<DataId, ModuleError> {
+        let id = self.module.declare_data(name, Linkage::Local, false, false)?;
+        let mut d = DataDescription::new();
+        d.define(bytes.into_boxed_slice());
+        d.set_align(8);
+        self.module.define_data(id, &d)?;
+        Ok(id)
+    }
+
+    /// Starts a function body: returns the builder's function and the
+    /// entry block (with the parameters appended).
+    fn begin(&mut self, id: FuncId) -> Function {
+        let decl = self.module.declarations().get_function_decl(id);
+        Function::with_name_signature(UserFuncName::user(0, id.as_u32()), decl.signature.clone())
+    }
+
+    fn finish(&mut self, id: FuncId, func: Function) -> Result<(), ModuleError> {
+        self.ctx.func = func;
+        // PROPEL_DUMP_ASM=1: print the machine code of every function.
+        let dump = std::env::var_os("PROPEL_DUMP_ASM").is_some();
+        self.ctx.set_disasm(dump);
+        let r = self.module.define_function(id, &mut self.ctx);
+        if dump {
+            if let Some(code) = self.ctx.compiled_code() {
+                eprintln!("; function {}\n{}", id.as_u32(), code.vcode.as_deref().unwrap_or(""));
+            }
+        }
+        self.module.clear_context(&mut self.ctx);
+        r
+    }
+
+    fn chunk_has_code(&self, k: u32) -> bool {
+        let lo = (k * CHUNK) as usize;
+        let hi = ((k + 1) * CHUNK).min(self.net.len() as u32) as usize;
+        (lo..hi).any(|c| !self.fanout[c].is_empty())
+    }
+
+    /// One propagation chunk: pop and propagate while the top of the stack
+    /// is in this chunk. Returns -1 when the stack is empty, -2 when it is
+    /// about to overflow, else the chunk of the entry on top.
+    fn emit_chunk(&mut self, id: FuncId, k: u32) -> Result<(), ModuleError> {
+        let mut func = self.begin(id);
+        let lo = k * CHUNK;
+        let hi = ((k + 1) * CHUNK).min(self.net.len() as u32);
+        let maxfan = (lo..hi).map(|c| self.fanout[c as usize].len()).max().unwrap_or(0) as i64;
+        let comps: Vec<u32> = (lo..hi).filter(|&c| !self.fanout[c as usize].is_empty()).collect();
+        let layout = self.layout.clone();
+        let mem = self.mem;
+        let fc = self.module.isa().frontend_config();
+        let mut fctx = std::mem::take(&mut self.fctx);
+        {
+            let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            let head = b.create_block();
+            let pop = b.create_block();
+            let leave = b.create_block();
+            b.switch_to_block(entry);
+            let inst = b.block_params(entry)[0];
+            let sp_var = b.declare_var(I32);
+            let d_var = b.declare_var(I32);
+            let sp0 = b.ins().load(I32, mem, inst, layout.sp as i32);
+            b.def_var(sp_var, sp0);
+            b.ins().jump(head, &[]);
+
+            // head: empty? overflow? foreign chunk?
+            b.switch_to_block(head);
+            let sp = b.use_var(sp_var);
+            let ret_var = b.declare_var(I32);
+            let minus1 = b.ins().iconst(I32, -1);
+            b.def_var(ret_var, minus1);
+            let not_empty = b.create_block();
+            b.ins().brif(sp, not_empty, &[], leave, &[]);
+            b.switch_to_block(not_empty);
+            let room = b.ins().iadd_imm_s(sp, maxfan);
+            let full = b.ins().icmp_imm_s(IntCC::UnsignedGreaterThan, room, layout.stack_cap as i64);
+            let not_full = b.create_block();
+            let overflow = b.create_block();
+            b.ins().brif(full, overflow, &[], not_full, &[]);
+            b.switch_to_block(overflow);
+            let minus2 = b.ins().iconst(I32, -2);
+            b.def_var(ret_var, minus2);
+            b.ins().jump(leave, &[]);
+            b.switch_to_block(not_full);
+            let top = b.ins().iadd_imm_s(sp, -1);
+            let addr = stack_addr(&mut b, inst, top, &layout);
+            let e = b.ins().load(I32, mem, addr, 0);
+            let c = b.ins().ushr_imm_u(e, 1);
+            let chunk = b.ins().ushr_imm_u(c, CHUNK_SHIFT as i64);
+            let mine = b.ins().icmp_imm_s(IntCC::Equal, chunk, k as i64);
+            let other = b.create_block();
+            b.ins().brif(mine, pop, &[], other, &[]);
+            b.switch_to_block(other);
+            b.def_var(ret_var, chunk);
+            b.ins().jump(leave, &[]);
+
+            // pop: take the entry, jump to its component's block.
+            b.switch_to_block(pop);
+            b.def_var(sp_var, top);
+            let up = b.ins().band_imm_s(e, 1);
+            let twice = b.ins().ishl_imm_u(up, 1);
+            let d = b.ins().iadd_imm_s(twice, -1);
+            b.def_var(d_var, d);
+            let rel = b.ins().iadd_imm_s(c, -(lo as i64));
+            let mut sw = Switch::new();
+            let mut blocks: Vec<(u32, Block)> = Vec::with_capacity(comps.len());
+            for &cc in &comps {
+                let blk = b.create_block();
+                sw.set_entry((cc - lo) as u128, blk);
+                blocks.push((cc, blk));
+            }
+            sw.emit(&mut b, rel, head);
+            for (cc, blk) in blocks {
+                b.switch_to_block(blk);
+                let d = b.use_var(d_var);
+                let fans = self.fanout[cc as usize].clone();
+                for f in fans {
+                    self.update(&mut b, inst, f, d, sp_var);
+                }
+                b.ins().jump(head, &[]);
+            }
+
+            b.switch_to_block(leave);
+            let sp = b.use_var(sp_var);
+            b.ins().store(mem, sp, inst, layout.sp as i32);
+            let r = b.use_var(ret_var);
+            b.ins().return_(&[r]);
+            b.seal_all_blocks();
+            b.finalize(fc);
+        }
+        self.fctx = fctx;
+        self.finish(id, func)
+    }
+
+    /// Adds `d` (+1/-1, or 0) to component `f`'s counter and, when its
+    /// output flips, updates its triggers and pushes it: all branch-free.
+    fn update(&mut self, b: &mut FunctionBuilder, inst: Value, f: u32, d: Value, sp_var: Variable) {
+        let mem = self.mem;
+        let off = (self.layout.counters + 4 * f) as i32;
+        let before = b.ins().load(I32, mem, inst, off);
+        let after = b.ins().iadd(before, d);
+        b.ins().store(mem, after, inst, off);
+        self.edges += 1;
+        let s = self.scc_of[f as usize];
+        if s != NONE {
+            // A decrement may leave a cycle supporting itself: recompute it.
+            let neg = b.ins().icmp_imm_s(IntCC::SignedLessThan, d, 0);
+            let poff = (self.layout.pending + s) as i32;
+            let flag = b.ins().load(I8, mem, inst, poff);
+            let flag = b.ins().bor(flag, neg);
+            b.ins().store(mem, flag, inst, poff);
+        }
+        let sign = b.ins().ushr_imm_u(after, 31);
+        let x = b.ins().bxor(before, after);
+        let flipped = b.ins().ushr_imm_u(x, 31);
+        if !self.triggers[f as usize].is_empty() {
+            // Legal and next bits change only on a flip (rare): a branch
+            // is cheaper than rewriting a shared bitset word every time.
+            let trig = b.create_block();
+            let cont = b.create_block();
+            b.ins().brif(flipped, trig, &[], cont, &[]);
+            b.switch_to_block(trig);
+            self.set_triggers(b, inst, f, sign);
+            b.ins().jump(cont, &[]);
+            b.switch_to_block(cont);
+        }
+        if !self.fanout[f as usize].is_empty() {
+            let entry = b.ins().iadd_imm_s(sign, (f as i64) << 1);
+            let sp = b.use_var(sp_var);
+            let addr = stack_addr(b, inst, sp, self.layout);
+            b.ins().store(mem, entry, addr, 0);
+            let sp = b.ins().iadd(sp, flipped);
+            b.def_var(sp_var, sp);
+        }
+    }
+
+    /// Rewrites the legal/next bits triggered by component `c` from its
+    /// output (`sign`: i32 0 or 1).
+    fn set_triggers(&self, b: &mut FunctionBuilder, inst: Value, c: u32, sign: Value) {
+        for t in &self.triggers[c as usize] {
+            let (region, i) = match *t {
+                Trig::Legal(i) => (self.layout.legal_bits, i),
+                Trig::Next(i) => (self.layout.next_bits, i),
+            };
+            let off = (region + 8 * (i / 64)) as i32;
+            let w = b.ins().load(I64, self.mem, inst, off);
+            let cleared = b.ins().band_imm_s(w, !(1i64 << (i % 64)));
+            let wide = b.ins().uextend(I64, sign);
+            let bit = b.ins().ishl_imm_u(wide, (i % 64) as i64);
+            let w = b.ins().bor(cleared, bit);
+            b.ins().store(self.mem, w, inst, off);
+        }
+    }
+
+    /// Sets a leaf (base or input) that is known to change to `v` (i32 0
+    /// or 1): its counter, its triggers, and a push.
+    fn set_leaf(&mut self, b: &mut FunctionBuilder, inst: Value, c: u32, v: Value, sp_var: Variable) {
+        let neg = b.ins().ineg(v);
+        b.ins().store(self.mem, neg, inst, (self.layout.counters + 4 * c) as i32);
+        self.set_triggers(b, inst, c, v);
+        if !self.fanout[c as usize].is_empty() {
+            let entry = b.ins().iadd_imm_s(v, (c as i64) << 1);
+            let sp = b.use_var(sp_var);
+            let addr = stack_addr(b, inst, sp, self.layout);
+            b.ins().store(self.mem, entry, addr, 0);
+            let sp = b.ins().iadd_imm_s(sp, 1);
+            b.def_var(sp_var, sp);
+        }
+    }
+
+    /// Recomputes cycle `s` to the least fixed point of its outside inputs
+    /// and tells its outside readers what changed.
+    fn emit_cycle(&mut self, id: FuncId, s: usize) -> Result<(), ModuleError> {
+        let mut func = self.begin(id);
+        let members = self.cycles[s].clone();
+        let pos: rustc_hash::FxHashMap<u32, usize> = members.iter().enumerate().map(|(i, &m)| (m, i)).collect();
+        let mem = self.mem;
+        let layout = self.layout.clone();
+        let fc = self.module.isa().frontend_config();
+        let mut fctx = std::mem::take(&mut self.fctx);
+        {
+            let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            let inst = b.block_params(entry)[0];
+            // Outside true inputs of each member.
+            let mut outside = Vec::with_capacity(members.len());
+            for &m in &members {
+                let mut acc = b.ins().iconst(I32, 0);
+                for &i in self.net.inputs_of(m) {
+                    if !pos.contains_key(&i) {
+                        let c = b.ins().load(I32, mem, inst, (layout.counters + 4 * i) as i32);
+                        let s = b.ins().ushr_imm_u(c, 31);
+                        acc = b.ins().iadd(acc, s);
+                    }
+                }
+                outside.push(acc);
+            }
+            let vals: Vec<Variable> = members.iter().map(|_| b.declare_var(I32)).collect();
+            let zero = b.ins().iconst(I32, 0);
+            for &v in &vals {
+                b.def_var(v, zero);
+            }
+            let iterate = b.create_block();
+            let install = b.create_block();
+            b.ins().jump(iterate, &[]);
+            // Rise from false until nothing changes (AND/OR: monotone).
+            b.switch_to_block(iterate);
+            let mut changed = b.ins().iconst(I32, 0);
+            for (k, &m) in members.iter().enumerate() {
+                let mut cnt = outside[k];
+                for &i in self.net.inputs_of(m) {
+                    if let Some(&j) = pos.get(&i) {
+                        let v = b.use_var(vals[j]);
+                        cnt = b.ins().iadd(cnt, v);
+                    }
+                }
+                let n = self.net.inputs_of(m).len() as i64;
+                let new = gate_value(&mut b, self.net.kind(m), cnt, n);
+                let old = b.use_var(vals[k]);
+                let diff = b.ins().bxor(old, new);
+                changed = b.ins().bor(changed, diff);
+                b.def_var(vals[k], new);
+            }
+            b.ins().brif(changed, iterate, &[], install, &[]);
+            b.switch_to_block(install);
+            let sp_var = b.declare_var(I32);
+            let sp0 = b.ins().load(I32, mem, inst, layout.sp as i32);
+            b.def_var(sp_var, sp0);
+            for (k, &m) in members.iter().enumerate() {
+                let mut cnt =
+                    b.ins().iadd_imm_s(outside[k], counter0(self.net.kind(m), self.net.inputs_of(m).len()) as i64);
+                for &i in self.net.inputs_of(m) {
+                    if let Some(&j) = pos.get(&i) {
+                        let v = b.use_var(vals[j]);
+                        cnt = b.ins().iadd(cnt, v);
+                    }
+                }
+                let off = (layout.counters + 4 * m) as i32;
+                let old = b.ins().load(I32, mem, inst, off);
+                b.ins().store(mem, cnt, inst, off);
+                let new_sign = b.use_var(vals[k]);
+                self.set_triggers(&mut b, inst, m, new_sign);
+                // Outside readers see the change as a ±1 (0 when unchanged).
+                let old_sign = b.ins().ushr_imm_u(old, 31);
+                let changed = b.ins().bxor(old_sign, new_sign);
+                let twice = b.ins().ishl_imm_u(new_sign, 1);
+                let pm = b.ins().iadd_imm_s(twice, -1);
+                let d = b.ins().imul(pm, changed);
+                let fans: Vec<u32> = self.fanout[m as usize].iter().copied().filter(|f| !pos.contains_key(f)).collect();
+                for f in fans {
+                    self.update(&mut b, inst, f, d, sp_var);
+                }
+            }
+            let sp = b.use_var(sp_var);
+            b.ins().store(mem, sp, inst, layout.sp as i32);
+            b.ins().return_(&[]);
+            b.seal_all_blocks();
+            b.finalize(fc);
+        }
+        self.fctx = fctx;
+        self.finish(id, func)
+    }
+
+    /// Runs chunks until the stack is empty, then the cycles flagged as
+    /// pending, until neither has work. Returns 0, or 1 on stack overflow.
+    fn emit_drain(&mut self, id: FuncId, chunks: &[FuncId], cycles: &[FuncId]) -> Result<(), ModuleError> {
+        let mut func = self.begin(id);
+        let chunk_refs: Vec<_> = chunks.iter().map(|&c| self.module.declare_func_in_func(c, &mut func)).collect();
+        let cycle_refs: Vec<_> = cycles.iter().map(|&c| self.module.declare_func_in_func(c, &mut func)).collect();
+        let has_code: Vec<bool> = (0..chunks.len() as u32).map(|k| self.chunk_has_code(k)).collect();
+        let mem = self.mem;
+        let layout = self.layout.clone();
+        let fc = self.module.isa().frontend_config();
+        let mut fctx = std::mem::take(&mut self.fctx);
+        {
+            let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            let head = b.create_block();
+            let dispatch = b.create_block();
+            let cyc = b.create_block();
+            let overflow = b.create_block();
+            let bad = b.create_block();
+            b.switch_to_block(entry);
+            let inst = b.block_params(entry)[0];
+            b.ins().jump(head, &[]);
+            b.switch_to_block(head);
+            let sp = b.ins().load(I32, mem, inst, layout.sp as i32);
+            b.ins().brif(sp, dispatch, &[], cyc, &[]);
+            b.switch_to_block(dispatch);
+            let top = b.ins().iadd_imm_s(sp, -1);
+            let addr = stack_addr(&mut b, inst, top, &layout);
+            let e = b.ins().load(I32, mem, addr, 0);
+            let k = b.ins().ushr_imm_u(e, 1 + CHUNK_SHIFT as i64);
+            let mut sw = Switch::new();
+            let mut calls = Vec::new();
+            for (i, &f) in chunk_refs.iter().enumerate() {
+                if !has_code[i] {
+                    continue;
+                }
+                let blk = b.create_block();
+                sw.set_entry(i as u128, blk);
+                calls.push((blk, f));
+            }
+            sw.emit(&mut b, k, bad);
+            for (blk, f) in calls {
+                b.switch_to_block(blk);
+                let call = b.ins().call(f, &[inst]);
+                let r = b.inst_results(call)[0];
+                let over = b.ins().icmp_imm_s(IntCC::Equal, r, -2);
+                b.ins().brif(over, overflow, &[], head, &[]);
+            }
+            // Stack empty: recompute the cycles flagged as pending.
+            b.switch_to_block(cyc);
+            for (s, &f) in cycle_refs.iter().enumerate() {
+                let run = b.create_block();
+                let next = b.create_block();
+                let off = (layout.pending + s as u32) as i32;
+                let flag = b.ins().load(I8, mem, inst, off);
+                b.ins().brif(flag, run, &[], next, &[]);
+                b.switch_to_block(run);
+                let z = b.ins().iconst(I8, 0);
+                b.ins().store(mem, z, inst, off);
+                b.ins().call(f, &[inst]);
+                b.ins().jump(head, &[]);
+                b.switch_to_block(next);
+            }
+            let ok = b.ins().iconst(I32, 0);
+            b.ins().return_(&[ok]);
+            b.switch_to_block(overflow);
+            let one = b.ins().iconst(I32, 1);
+            b.ins().return_(&[one]);
+            b.switch_to_block(bad);
+            let two = b.ins().iconst(I32, 2);
+            b.ins().return_(&[two]);
+            b.seal_all_blocks();
+            b.finalize(fc);
+        }
+        self.fctx = fctx;
+        self.finish(id, func)
+    }
+
+    /// Evaluates the separate goal network from scratch into
+    /// `goal_values` (a no-op when there is none).
+    fn emit_eval_goals(&mut self, id: FuncId) -> Result<(), ModuleError> {
+        let mut func = self.begin(id);
+        let mem = self.mem;
+        let layout = self.layout.clone();
+        let goal_net = self.goal_net;
+        let fc = self.module.isa().frontend_config();
+        let mut fctx = std::mem::take(&mut self.fctx);
+        {
+            let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            let inst = b.block_params(entry)[0];
+            if let Some(g) = goal_net {
+                let off = |c: u32| (layout.goal_values + c) as i32;
+                let value = |b: &mut FunctionBuilder, c: u32| -> Value {
+                    match g.kind(c) {
+                        Kind::True => b.ins().iconst(I8, 1),
+                        Kind::False | Kind::Input(_) => b.ins().iconst(I8, 0),
+                        Kind::Base(i) => {
+                            let w = b.ins().load(I64, mem, inst, (layout.base_bits + 8 * (i / 64)) as i32);
+                            let s = b.ins().ushr_imm_u(w, (i % 64) as i64);
+                            let bit = b.ins().band_imm_s(s, 1);
+                            b.ins().ireduce(I8, bit)
+                        }
+                        k => {
+                            let ins = g.inputs_of(c);
+                            let mut acc = b.ins().iconst(I32, 0);
+                            for &i in ins {
+                                let v = b.ins().load(I8, mem, inst, off(i));
+                                let v = b.ins().uextend(I32, v);
+                                acc = b.ins().iadd(acc, v);
+                            }
+                            let r = gate_value(b, k, acc, ins.len() as i64);
+                            b.ins().ireduce(I8, r)
+                        }
+                    }
+                };
+                let order = Evaluator::new(g);
+                for (group, cyclic) in order.groups() {
+                    if !cyclic {
+                        let c = group[0];
+                        let v = value(&mut b, c);
+                        b.ins().store(mem, v, inst, off(c));
+                        continue;
+                    }
+                    let z = b.ins().iconst(I8, 0);
+                    for &c in group {
+                        b.ins().store(mem, z, inst, off(c));
+                    }
+                    let again = b.create_block();
+                    let done = b.create_block();
+                    b.ins().jump(again, &[]);
+                    b.switch_to_block(again);
+                    let mut changed = b.ins().iconst(I8, 0);
+                    for &c in group {
+                        let old = b.ins().load(I8, mem, inst, off(c));
+                        let v = value(&mut b, c);
+                        b.ins().store(mem, v, inst, off(c));
+                        let d = b.ins().bxor(old, v);
+                        changed = b.ins().bor(changed, d);
+                    }
+                    b.ins().brif(changed, again, &[], done, &[]);
+                    b.switch_to_block(done);
+                }
+            }
+            b.ins().return_(&[]);
+            b.seal_all_blocks();
+            b.finalize(fc);
+        }
+        self.fctx = fctx;
+        self.finish(id, func)
+    }
+
+    fn emit_init(&mut self, id: FuncId, image: DataId) -> Result<(), ModuleError> {
+        let mut func = self.begin(id);
+        let gv = self.module.declare_data_in_func(image, &mut func);
+        let mem = self.mem;
+        let words = (self.layout.stack / 8) as i64;
+        let sp_off = self.layout.sp as i32;
+        let fc = self.module.isa().frontend_config();
+        let mut fctx = std::mem::take(&mut self.fctx);
+        {
+            let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            let inst = b.block_params(entry)[0];
+            let src = b.ins().symbol_value(I64, gv);
+            let i = b.declare_var(I64);
+            let zero = b.ins().iconst(I64, 0);
+            b.def_var(i, zero);
+            let copy = b.create_block();
+            let body = b.create_block();
+            let done = b.create_block();
+            b.ins().jump(copy, &[]);
+            b.switch_to_block(copy);
+            let iv = b.use_var(i);
+            let more = b.ins().icmp_imm_s(IntCC::UnsignedLessThan, iv, words);
+            b.ins().brif(more, body, &[], done, &[]);
+            b.switch_to_block(body);
+            let iv = b.use_var(i);
+            let o = b.ins().imul_imm_s(iv, 8);
+            let s = b.ins().iadd(src, o);
+            let d = b.ins().iadd(inst, o);
+            let w = b.ins().load(I64, mem, s, 0);
+            b.ins().store(mem, w, d, 0);
+            let iv = b.ins().iadd_imm_s(iv, 1);
+            b.def_var(i, iv);
+            b.ins().jump(copy, &[]);
+            b.switch_to_block(done);
+            let z = b.ins().iconst(I32, 0);
+            b.ins().store(mem, z, inst, sp_off);
+            b.ins().return_(&[]);
+            b.seal_all_blocks();
+            b.finalize(fc);
+        }
+        self.fctx = fctx;
+        self.finish(id, func)
+    }
+
+    /// Makes the state `bits` current (only the bases that differ are
+    /// touched), then propagates. Returns what `drain` returns.
+    fn emit_set_state(&mut self, id: FuncId, drain: FuncId) -> Result<(), ModuleError> {
+        let mut func = self.begin(id);
+        let drain_ref = self.module.declare_func_in_func(drain, &mut func);
+        let mem = self.mem;
+        let layout = self.layout.clone();
+        let bases: Vec<u32> = self.net.bases.iter().map(|b| b.comp).collect();
+        let fc = self.module.isa().frontend_config();
+        let mut fctx = std::mem::take(&mut self.fctx);
+        {
+            let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            let inst = b.block_params(entry)[0];
+            let bits = b.block_params(entry)[1];
+            let sp_var = b.declare_var(I32);
+            let sp0 = b.ins().load(I32, mem, inst, layout.sp as i32);
+            b.def_var(sp_var, sp0);
+            let diff_var = b.declare_var(I64);
+            let new_var = b.declare_var(I64);
+            for w in 0..words(layout.bases) {
+                let new = b.ins().load(I64, mem, bits, (8 * w) as i32);
+                let off = (layout.base_bits + 8 * w) as i32;
+                let old = b.ins().load(I64, mem, inst, off);
+                let diff = b.ins().bxor(new, old);
+                b.ins().store(mem, new, inst, off);
+                b.def_var(diff_var, diff);
+                b.def_var(new_var, new);
+                let lp = b.create_block();
+                let body = b.create_block();
+                let next = b.create_block();
+                b.ins().jump(lp, &[]);
+                b.switch_to_block(lp);
+                let diff = b.use_var(diff_var);
+                b.ins().brif(diff, body, &[], next, &[]);
+                b.switch_to_block(body);
+                let bit = b.ins().ctz(diff);
+                let m1 = b.ins().iadd_imm_s(diff, -1);
+                let rest = b.ins().band(diff, m1);
+                b.def_var(diff_var, rest);
+                let new = b.use_var(new_var);
+                let sh = b.ins().ushr(new, bit);
+                let v = b.ins().band_imm_s(sh, 1);
+                let v = b.ins().ireduce(I32, v);
+                let v_var = b.declare_var(I32);
+                b.def_var(v_var, v);
+                let mut sw = Switch::new();
+                let mut handlers = Vec::new();
+                for j in 0..64u32 {
+                    let i = w * 64 + j;
+                    if i >= layout.bases {
+                        break;
+                    }
+                    let blk = b.create_block();
+                    sw.set_entry(j as u128, blk);
+                    handlers.push((blk, bases[i as usize]));
+                }
+                sw.emit(&mut b, bit, lp);
+                for (blk, comp) in handlers {
+                    b.switch_to_block(blk);
+                    let v = b.use_var(v_var);
+                    self.set_leaf(&mut b, inst, comp, v, sp_var);
+                    b.ins().jump(lp, &[]);
+                }
+                b.switch_to_block(next);
+            }
+            let sp = b.use_var(sp_var);
+            b.ins().store(mem, sp, inst, layout.sp as i32);
+            let call = b.ins().call(drain_ref, &[inst]);
+            let r = b.inst_results(call)[0];
+            b.ins().return_(&[r]);
+            b.seal_all_blocks();
+            b.finalize(fc);
+        }
+        self.fctx = fctx;
+        self.finish(id, func)
+    }
+
+    /// Plays `moves` (one input index per role, in role order), then
+    /// propagates. Returns what `drain` returns, or 3 for a move that is
+    /// not one of the role's inputs.
+    fn emit_set_joint(&mut self, id: FuncId, drain: FuncId) -> Result<(), ModuleError> {
+        let mut func = self.begin(id);
+        let drain_ref = self.module.declare_func_in_func(drain, &mut func);
+        let mem = self.mem;
+        let layout = self.layout.clone();
+        let mut role_inputs: Vec<Vec<(u32, u32)>> = vec![Vec::new(); self.net.roles.len()];
+        for (i, inp) in self.net.inputs.iter().enumerate() {
+            role_inputs[inp.role as usize].push((i as u32, inp.comp));
+        }
+        let fc = self.module.isa().frontend_config();
+        let mut fctx = std::mem::take(&mut self.fctx);
+        {
+            let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            let inst = b.block_params(entry)[0];
+            let moves = b.block_params(entry)[1];
+            let bad = b.create_block();
+            let sp_var = b.declare_var(I32);
+            let sp0 = b.ins().load(I32, mem, inst, layout.sp as i32);
+            b.def_var(sp_var, sp0);
+            for (r, inputs) in role_inputs.iter().enumerate() {
+                let m = b.ins().load(I32, mem, moves, (4 * r) as i32);
+                let off = (layout.role_input + 4 * r as u32) as i32;
+                let old = b.ins().load(I32, mem, inst, off);
+                let same = b.ins().icmp(IntCC::Equal, m, old);
+                let change = b.create_block();
+                let clear = b.create_block();
+                let set = b.create_block();
+                let next = b.create_block();
+                b.ins().brif(same, next, &[], change, &[]);
+                b.switch_to_block(change);
+                let none = b.ins().icmp_imm_s(IntCC::Equal, old, NONE as i64);
+                b.ins().brif(none, set, &[], clear, &[]);
+                b.switch_to_block(clear);
+                let mut sw = Switch::new();
+                let mut hs = Vec::new();
+                for &(i, comp) in inputs {
+                    let blk = b.create_block();
+                    sw.set_entry(i as u128, blk);
+                    hs.push((blk, comp));
+                }
+                sw.emit(&mut b, old, set);
+                for (blk, comp) in hs {
+                    b.switch_to_block(blk);
+                    let z = b.ins().iconst(I32, 0);
+                    self.set_leaf(&mut b, inst, comp, z, sp_var);
+                    b.ins().jump(set, &[]);
+                }
+                b.switch_to_block(set);
+                b.ins().store(mem, m, inst, off);
+                let mut sw = Switch::new();
+                let mut hs = Vec::new();
+                for &(i, comp) in inputs {
+                    let blk = b.create_block();
+                    sw.set_entry(i as u128, blk);
+                    hs.push((blk, comp));
+                }
+                sw.emit(&mut b, m, bad);
+                for (blk, comp) in hs {
+                    b.switch_to_block(blk);
+                    let one = b.ins().iconst(I32, 1);
+                    self.set_leaf(&mut b, inst, comp, one, sp_var);
+                    b.ins().jump(next, &[]);
+                }
+                b.switch_to_block(next);
+            }
+            let sp = b.use_var(sp_var);
+            b.ins().store(mem, sp, inst, layout.sp as i32);
+            let call = b.ins().call(drain_ref, &[inst]);
+            let r = b.inst_results(call)[0];
+            b.ins().return_(&[r]);
+            b.switch_to_block(bad);
+            // Forget the move, so the next call sets every role again.
+            let sp = b.use_var(sp_var);
+            b.ins().store(mem, sp, inst, layout.sp as i32);
+            b.ins().call(drain_ref, &[inst]);
+            let three = b.ins().iconst(I32, 3);
+            b.ins().return_(&[three]);
+            b.seal_all_blocks();
+            b.finalize(fc);
+        }
+        self.fctx = fctx;
+        self.finish(id, func)
+    }
+
+    fn emit_terminal(&mut self, id: FuncId) -> Result<(), ModuleError> {
+        let mut func = self.begin(id);
+        let off = (self.layout.counters + 4 * self.net.terminal) as i32;
+        let mem = self.mem;
+        let fc = self.module.isa().frontend_config();
+        let mut fctx = std::mem::take(&mut self.fctx);
+        {
+            let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            let inst = b.block_params(entry)[0];
+            let c = b.ins().load(I32, mem, inst, off);
+            let s = b.ins().ushr_imm_u(c, 31);
+            b.ins().return_(&[s]);
+            b.seal_all_blocks();
+            b.finalize(fc);
+        }
+        self.fctx = fctx;
+        self.finish(id, func)
+    }
+
+    /// The first and last input of each role (inputs are numbered by role).
+    fn role_ranges(&self) -> Vec<(u32, u32)> {
+        let mut r = vec![(u32::MAX, 0u32); self.net.roles.len()];
+        for (i, inp) in self.net.inputs.iter().enumerate() {
+            let e = &mut r[inp.role as usize];
+            e.0 = e.0.min(i as u32);
+            e.1 = e.1.max(i as u32 + 1);
+        }
+        r.into_iter().map(|(a, b)| if a == u32::MAX { (0, 0) } else { (a, b) }).collect()
+    }
+
+    /// The legal bits of one role, word by word: (word offset, mask, first index).
+    fn role_words(&self, lo: u32, hi: u32) -> Vec<(i32, i64, u32)> {
+        let mut v = Vec::new();
+        if lo >= hi {
+            return v;
+        }
+        for w in lo / 64..=(hi - 1) / 64 {
+            let mut mask = !0u64;
+            if w * 64 < lo {
+                mask &= !0u64 << (lo - w * 64);
+            }
+            if (w + 1) * 64 > hi {
+                mask &= !0u64 >> ((w + 1) * 64 - hi);
+            }
+            v.push(((self.layout.legal_bits + 8 * w) as i32, mask as i64, w * 64));
+        }
+        v
+    }
+
+    /// Writes up to `cap` legal input indices of `role` to `out`; returns
+    /// how many there are.
+    fn emit_legal(&mut self, id: FuncId) -> Result<(), ModuleError> {
+        let mut func = self.begin(id);
+        let mem = self.mem;
+        let ranges = self.role_ranges();
+        let fc = self.module.isa().frontend_config();
+        let mut fctx = std::mem::take(&mut self.fctx);
+        {
+            let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            let p = b.block_params(entry).to_vec();
+            let (inst, role, out, cap) = (p[0], p[1], p[2], p[3]);
+            let count = b.declare_var(I32);
+            let word = b.declare_var(I64);
+            let zero = b.ins().iconst(I32, 0);
+            b.def_var(count, zero);
+            let done = b.create_block();
+            let mut sw = Switch::new();
+            let mut roles = Vec::new();
+            for &(lo, hi) in &ranges {
+                let blk = b.create_block();
+                sw.set_entry(roles.len() as u128, blk);
+                roles.push((blk, lo, hi));
+            }
+            sw.emit(&mut b, role, done);
+            for (blk, lo, hi) in roles {
+                b.switch_to_block(blk);
+                for (off, mask, base) in self.role_words(lo, hi) {
+                    let w = b.ins().load(I64, mem, inst, off);
+                    let w = b.ins().band_imm_s(w, mask);
+                    b.def_var(word, w);
+                    let lp = b.create_block();
+                    let body = b.create_block();
+                    let write = b.create_block();
+                    let skip = b.create_block();
+                    let next = b.create_block();
+                    b.ins().jump(lp, &[]);
+                    b.switch_to_block(lp);
+                    let w = b.use_var(word);
+                    b.ins().brif(w, body, &[], next, &[]);
+                    b.switch_to_block(body);
+                    let bit = b.ins().ctz(w);
+                    let bit = b.ins().ireduce(I32, bit);
+                    let idx = b.ins().iadd_imm_s(bit, base as i64);
+                    let m1 = b.ins().iadd_imm_s(w, -1);
+                    let rest = b.ins().band(w, m1);
+                    b.def_var(word, rest);
+                    let n = b.use_var(count);
+                    let room = b.ins().icmp(IntCC::UnsignedLessThan, n, cap);
+                    b.ins().brif(room, write, &[], skip, &[]);
+                    b.switch_to_block(write);
+                    let n64 = b.ins().uextend(I64, n);
+                    let o = b.ins().imul_imm_s(n64, 4);
+                    let a = b.ins().iadd(out, o);
+                    b.ins().store(mem, idx, a, 0);
+                    b.ins().jump(skip, &[]);
+                    b.switch_to_block(skip);
+                    let n1 = b.ins().iadd_imm_s(n, 1);
+                    b.def_var(count, n1);
+                    b.ins().jump(lp, &[]);
+                    b.switch_to_block(next);
+                }
+                b.ins().jump(done, &[]);
+            }
+            b.switch_to_block(done);
+            let n = b.use_var(count);
+            b.ins().return_(&[n]);
+            b.seal_all_blocks();
+            b.finalize(fc);
+        }
+        self.fctx = fctx;
+        self.finish(id, func)
+    }
+
+    /// Writes the goal values `role` has now as a 101-bit mask (bit v:
+    /// the rules give value v) in two `u64` words at `out`.
+    fn emit_goals(&mut self, id: FuncId, eval_goals: FuncId) -> Result<(), ModuleError> {
+        let mut func = self.begin(id);
+        let eval_ref = self.module.declare_func_in_func(eval_goals, &mut func);
+        let mem = self.mem;
+        let layout = self.layout.clone();
+        let (goals, from_goal_net) = match self.goal_net {
+            Some(g) => (g.goals.clone(), true),
+            None => (self.net.goals.clone(), false),
+        };
+        let nroles = self.net.roles.len();
+        let fc = self.module.isa().frontend_config();
+        let mut fctx = std::mem::take(&mut self.fctx);
+        {
+            let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            let p = b.block_params(entry).to_vec();
+            let (inst, role, out) = (p[0], p[1], p[2]);
+            if from_goal_net {
+                b.ins().call(eval_ref, &[inst]);
+            }
+            let done = b.create_block();
+            let mut sw = Switch::new();
+            let mut blocks = Vec::new();
+            for r in 0..nroles {
+                let blk = b.create_block();
+                sw.set_entry(r as u128, blk);
+                blocks.push(blk);
+            }
+            let z = b.ins().iconst(I64, 0);
+            b.ins().store(mem, z, out, 0);
+            b.ins().store(mem, z, out, 8);
+            sw.emit(&mut b, role, done);
+            for (r, blk) in blocks.into_iter().enumerate() {
+                b.switch_to_block(blk);
+                let mut words = [b.ins().iconst(I64, 0), b.ins().iconst(I64, 0)];
+                for g in goals.iter().filter(|g| g.role as usize == r) {
+                    let bit = if from_goal_net {
+                        let v = b.ins().load(I8, mem, inst, (layout.goal_values + g.comp) as i32);
+                        b.ins().uextend(I64, v)
+                    } else {
+                        let c = b.ins().load(I32, mem, inst, (layout.counters + 4 * g.comp) as i32);
+                        let s = b.ins().ushr_imm_u(c, 31);
+                        b.ins().uextend(I64, s)
+                    };
+                    let w = (g.value / 64) as usize;
+                    let sh = b.ins().ishl_imm_u(bit, (g.value % 64) as i64);
+                    words[w] = b.ins().bor(words[w], sh);
+                }
+                b.ins().store(mem, words[0], out, 0);
+                b.ins().store(mem, words[1], out, 8);
+                b.ins().jump(done, &[]);
+            }
+            b.switch_to_block(done);
+            b.ins().return_(&[]);
+            b.seal_all_blocks();
+            b.finalize(fc);
+        }
+        self.fctx = fctx;
+        self.finish(id, func)
+    }
+
+    /// One step of a random playout: each role plays a uniformly random
+    /// legal move (the k-th set bit of its legal range, k from wyrand, the
+    /// generator of `propel_runtime::Rng`, whose state is the `u64` at
+    /// `rng`), and the next state is copied to scratch. Returns 0, -1 if a
+    /// role has no legal move, -3 on an internal error.
+    fn emit_step(&mut self, id: FuncId, set_joint: FuncId) -> Result<(), ModuleError> {
+        let mut func = self.begin(id);
+        let set_joint_ref = self.module.declare_func_in_func(set_joint, &mut func);
+        let mem = self.mem;
+        let layout = self.layout.clone();
+        let ranges = self.role_ranges();
+        let fc = self.module.isa().frontend_config();
+        let mut fctx = std::mem::take(&mut self.fctx);
+        {
+            let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            let p = b.block_params(entry).to_vec();
+            let (inst, rng_ptr) = (p[0], p[1]);
+            let rng = b.declare_var(I64);
+            let seed = b.ins().load(I64, mem, rng_ptr, 0);
+            b.def_var(rng, seed);
+            let no_move = b.create_block();
+            let failed = b.create_block();
+            let k_var = b.declare_var(I64);
+            let w_var = b.declare_var(I64);
+            for (r, &(lo, hi)) in ranges.iter().enumerate() {
+                let words = self.role_words(lo, hi);
+                let mut count = b.ins().iconst(I64, 0);
+                let mut masked = Vec::new();
+                for &(off, mask, _) in &words {
+                    let w = b.ins().load(I64, mem, inst, off);
+                    let w = b.ins().band_imm_s(w, mask);
+                    let pc = b.ins().popcnt(w);
+                    count = b.ins().iadd(count, pc);
+                    masked.push(w);
+                }
+                let some = b.create_block();
+                b.ins().brif(count, some, &[], no_move, &[]);
+                b.switch_to_block(some);
+                // wyrand: state += C1; r = mulhi(s, s^C2) ^ mullo(s, s^C2)
+                let s = b.use_var(rng);
+                let s = b.ins().iadd_imm_s(s, 0xa076_1d64_78bd_642fu64 as i64);
+                b.def_var(rng, s);
+                let x = b.ins().bxor_imm_s(s, 0xe703_7ed1_a0b4_28dbu64 as i64);
+                let lo_p = b.ins().imul(s, x);
+                let hi_p = b.ins().umulhi(s, x);
+                let rnd = b.ins().bxor(hi_p, lo_p);
+                let k = b.ins().umulhi(rnd, count);
+                b.def_var(k_var, k);
+                let chosen = b.create_block();
+                b.append_block_param(chosen, I32);
+                for (&(_, _, base), &w) in words.iter().zip(&masked) {
+                    let pc = b.ins().popcnt(w);
+                    let k = b.use_var(k_var);
+                    let here = b.ins().icmp(IntCC::UnsignedLessThan, k, pc);
+                    let inside = b.create_block();
+                    let onward = b.create_block();
+                    b.ins().brif(here, inside, &[], onward, &[]);
+                    // The k-th set bit of this word: drop k set bits, take the next.
+                    b.switch_to_block(inside);
+                    b.def_var(w_var, w);
+                    let lp = b.create_block();
+                    let drop = b.create_block();
+                    let take = b.create_block();
+                    b.ins().jump(lp, &[]);
+                    b.switch_to_block(lp);
+                    let k = b.use_var(k_var);
+                    b.ins().brif(k, drop, &[], take, &[]);
+                    b.switch_to_block(drop);
+                    let wv = b.use_var(w_var);
+                    let m1 = b.ins().iadd_imm_s(wv, -1);
+                    let wv = b.ins().band(wv, m1);
+                    b.def_var(w_var, wv);
+                    let k1 = b.ins().iadd_imm_s(k, -1);
+                    b.def_var(k_var, k1);
+                    b.ins().jump(lp, &[]);
+                    b.switch_to_block(take);
+                    let wv = b.use_var(w_var);
+                    let bit = b.ins().ctz(wv);
+                    let bit = b.ins().ireduce(I32, bit);
+                    let idx = b.ins().iadd_imm_s(bit, base as i64);
+                    b.ins().jump(chosen, &[cranelift_codegen::ir::BlockArg::Value(idx)]);
+                    b.switch_to_block(onward);
+                    let k = b.use_var(k_var);
+                    let k = b.ins().isub(k, pc);
+                    b.def_var(k_var, k);
+                }
+                // Unreachable when k < count; fail safe.
+                b.ins().jump(failed, &[]);
+                b.switch_to_block(chosen);
+                let idx = b.block_params(chosen)[0];
+                b.ins().store(mem, idx, inst, (layout.moves + 4 * r as u32) as i32);
+            }
+            let s = b.use_var(rng);
+            b.ins().store(mem, s, rng_ptr, 0);
+            let moves = b.ins().iadd_imm_s(inst, layout.moves as i64);
+            let call = b.ins().call(set_joint_ref, &[inst, moves]);
+            let rc = b.inst_results(call)[0];
+            let ok = b.create_block();
+            b.ins().brif(rc, failed, &[], ok, &[]);
+            b.switch_to_block(ok);
+            // The next state, copied: triggers change `next` while it is set.
+            for w in 0..words(layout.bases) {
+                let v = b.ins().load(I64, mem, inst, (layout.next_bits + 8 * w) as i32);
+                b.ins().store(mem, v, inst, (layout.scratch_bits + 8 * w) as i32);
+            }
+            let z = b.ins().iconst(I32, 0);
+            b.ins().return_(&[z]);
+            b.switch_to_block(no_move);
+            let s = b.use_var(rng);
+            b.ins().store(mem, s, rng_ptr, 0);
+            let m1 = b.ins().iconst(I32, -1);
+            b.ins().return_(&[m1]);
+            b.switch_to_block(failed);
+            let m3 = b.ins().iconst(I32, -3);
+            b.ins().return_(&[m3]);
+            b.seal_all_blocks();
+            b.finalize(fc);
+        }
+        self.fctx = fctx;
+        self.finish(id, func)
+    }
+}
+
+/// `inst + stack + 4 * index` (index: i32).
+fn stack_addr(b: &mut FunctionBuilder, inst: Value, index: Value, layout: &Layout) -> Value {
+    let i = b.ins().uextend(I64, index);
+    let o = b.ins().imul_imm_s(i, 4);
+    let a = b.ins().iadd(inst, o);
+    b.ins().iadd_imm_s(a, layout.stack as i64)
+}
+
+/// A gate's output (i32 0/1) from how many of its `n` inputs are true.
+fn gate_value(b: &mut FunctionBuilder, kind: Kind, count: Value, n: i64) -> Value {
+    let cc = match kind {
+        Kind::And => b.ins().icmp_imm_s(IntCC::Equal, count, n),
+        Kind::Or => b.ins().icmp_imm_s(IntCC::NotEqual, count, 0),
+        Kind::Not | Kind::Nor => b.ins().icmp_imm_s(IntCC::Equal, count, 0),
+        Kind::Nand => b.ins().icmp_imm_s(IntCC::NotEqual, count, n),
+        Kind::True => return b.ins().iconst(I32, 1),
+        _ => return b.ins().iconst(I32, 0),
+    };
+    b.ins().uextend(I32, cc)
+}

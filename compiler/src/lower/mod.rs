@@ -1,0 +1,266 @@
+//! Lowering a propnet to native code with Cranelift: in memory (JIT) or as
+//! an object file for a shared library (AOT). Both come from one emitter
+//! ([`emit`]); the runtime calls the result through function pointers.
+//!
+//! The exported functions (C ABI; `inst` points to [`Layout::size`] bytes,
+//! 8-byte aligned, one per machine instance):
+//!
+//! | function | what it does |
+//! | --- | --- |
+//! | `void propel_init(inst)` | every leaf false, counters consistent |
+//! | `int propel_set_state(inst, const uint64_t *bits)` | make a state current (0: ok) |
+//! | `int propel_set_joint(inst, const uint32_t *moves)` | play one input per role (0: ok) |
+//! | `int propel_terminal(inst)` | 1 if the current state is terminal |
+//! | `int propel_legal(inst, int role, uint32_t *out, int cap)` | the role's legal inputs |
+//! | `void propel_goals(inst, int role, uint64_t out[2])` | bit v: goal value v holds |
+//! | `int propel_playout(inst, uint64_t seed, int *goals, int max_steps)` | random playout to the end |
+//! | `const char *propel_info(void)` | metadata (JSON) |
+
+mod emit;
+pub mod layout;
+mod top;
+
+pub use emit::{CHUNK, EXPORTS};
+pub use layout::{reset_image, Layout, FORMAT_VERSION};
+
+use crate::propnet::Propnet;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, Module, ModuleError};
+use cranelift_object::{ObjectBuilder, ObjectModule};
+use std::time::Instant;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LowerError {
+    #[error("code generation failed: {0}")]
+    Codegen(String),
+    #[error("this machine's processor is not supported by the code generator: {0}")]
+    Host(String),
+}
+
+impl From<ModuleError> for LowerError {
+    fn from(e: ModuleError) -> Self {
+        LowerError::Codegen(format!("{e:?}"))
+    }
+}
+
+/// What lowering produced, for reports.
+#[derive(Clone, Debug, Default)]
+pub struct CodeStats {
+    pub seconds: f64,
+    /// Counter updates written out (edges of the propagation code).
+    pub updates: usize,
+    pub functions: usize,
+    /// Bytes of machine code (JIT: as allocated).
+    pub code_bytes: usize,
+}
+
+/// A machine to generate: one network, or the two copies of a split one.
+pub struct Machine<'a> {
+    /// One network, or (split) the copies for the split base false, true.
+    pub engines: Vec<&'a Propnet>,
+    pub split: Option<u32>,
+    pub goal_net: Option<&'a Propnet>,
+}
+
+/// The memory of a whole machine: a header, then each engine's memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MachineLayout {
+    /// Byte offset of each engine's memory.
+    pub regions: Vec<u32>,
+    pub engines: Vec<Layout>,
+    pub size: u32,
+}
+
+impl MachineLayout {
+    /// Byte offset of the current engine's index (a `u32`).
+    pub const CURRENT: u32 = top::CUR as u32;
+}
+
+/// What a library carries about itself: format, game, processor, layout
+/// and names (JSON).
+pub fn metadata(m: &Machine<'_>, layout: &MachineLayout, game_hash: &str, cpu: &str) -> String {
+    let net = m.engines[0];
+    let esc = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
+    let list = |v: Vec<String>| v.iter().map(|s| format!("\"{}\"", esc(s))).collect::<Vec<_>>().join(",");
+    let nums = |v: Vec<u32>| v.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(",");
+    let engines = layout
+        .engines
+        .iter()
+        .zip(&layout.regions)
+        .map(|(l, r)| {
+            format!(
+                "{{\"region\":{r},\"legal_bits\":{},\"next_bits\":{},\"size\":{}}}",
+                l.legal_bits, l.next_bits, l.size
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    format!(
+        "{{\"format\":{FORMAT_VERSION},\"game_hash\":\"{}\",\"cpu\":\"{}\",\"size\":{},\"split\":{},\"engines\":[{engines}],\"roles\":[{}],\"bases\":[{}],\"inputs\":[{}],\"input_roles\":[{}],\"init\":[{}]}}",
+        esc(game_hash),
+        esc(cpu),
+        layout.size,
+        m.split.map(|b| b.to_string()).unwrap_or_else(|| "null".into()),
+        list(net.roles.clone()),
+        list(net.bases.iter().map(|b| b.name.clone()).collect()),
+        list(net.inputs.iter().map(|i| i.name.clone()).collect()),
+        nums(net.inputs.iter().map(|i| i.role).collect()),
+        nums(net.bases.iter().enumerate().filter(|(_, b)| b.init).map(|(i, _)| i as u32).collect()),
+    )
+}
+
+/// Generates the whole machine into `module`; returns the exported
+/// functions (in [`EXPORTS`] order), the layout and what it took.
+fn generate<M: Module>(
+    module: &mut M,
+    m: &Machine<'_>,
+    game_hash: &str,
+    cpu: &str,
+) -> Result<(Vec<cranelift_module::FuncId>, MachineLayout, CodeStats), LowerError> {
+    let layouts: Vec<Layout> = m.engines.iter().map(|n| Layout::new(n, m.goal_net, cycles_of(n))).collect();
+    let (regions, size) = top::regions(&layouts);
+    let layout = MachineLayout { regions, engines: layouts.clone(), size };
+    let mut fns = Vec::new();
+    let mut updates = 0;
+    for (k, (net, l)) in m.engines.iter().zip(&layouts).enumerate() {
+        let image = reset_image(net, l)[..l.stack as usize].to_vec();
+        let mut e = emit::Emitter::new(module, net, m.goal_net, l, &format!("propel_e{k}"));
+        fns.push(e.emit_engine(image)?);
+        updates += e.edges;
+    }
+    let info = info_bytes(&metadata(m, &layout, game_hash, cpu));
+    let exports = top::Top {
+        module,
+        engines: &fns,
+        layouts: &layouts,
+        regions: &layout.regions,
+        split: m.split,
+        roles: m.engines[0].roles.len(),
+    }
+    .emit(info)?;
+    let functions = module.declarations().get_functions().count();
+    Ok((exports, layout, CodeStats { seconds: 0.0, updates, functions, code_bytes: 0 }))
+}
+
+fn isa(pic: bool) -> Result<cranelift_codegen::isa::OwnedTargetIsa, LowerError> {
+    let mut flags = settings::builder();
+    let set = |f: &mut settings::Builder, k: &str, v: &str| f.set(k, v).map_err(|e| LowerError::Codegen(e.to_string()));
+    set(&mut flags, "opt_level", "speed")?;
+    set(&mut flags, "is_pic", if pic { "true" } else { "false" })?;
+    set(&mut flags, "use_colocated_libcalls", "false")?;
+    // The verifier checks every function in debug builds and tests.
+    let verify = cfg!(debug_assertions) || std::env::var_os("PROPEL_VERIFY").is_some();
+    set(&mut flags, "enable_verifier", if verify { "true" } else { "false" })?;
+    let builder = cranelift_native::builder().map_err(|e| LowerError::Host(e.to_string()))?;
+    builder.finish(settings::Flags::new(flags)).map_err(|e| LowerError::Codegen(e.to_string()))
+}
+
+/// The host's processor features as the code generator sees them, to
+/// refuse a library built for another processor.
+pub fn host_cpu() -> Result<String, LowerError> {
+    let isa = isa(true)?;
+    Ok(format!(
+        "{} {}",
+        isa.triple(),
+        isa.isa_flags().iter().filter(|f| f.as_bool() == Some(true)).map(|f| f.name).collect::<Vec<_>>().join(",")
+    ))
+}
+
+/// Native function pointers of one machine.
+#[derive(Clone, Copy, Debug)]
+pub struct Fns {
+    pub init: unsafe extern "C" fn(*mut u8),
+    pub set_state: unsafe extern "C" fn(*mut u8, *const u64) -> i32,
+    pub set_joint: unsafe extern "C" fn(*mut u8, *const u32) -> i32,
+    pub terminal: unsafe extern "C" fn(*mut u8) -> i32,
+    pub legal: unsafe extern "C" fn(*mut u8, i32, *mut u32, i32) -> i32,
+    pub goals: unsafe extern "C" fn(*mut u8, i32, *mut u64),
+    pub playout: unsafe extern "C" fn(*mut u8, u64, *mut i32, i32) -> i32,
+    pub info: unsafe extern "C" fn() -> *const u8,
+}
+
+impl Fns {
+    /// Builds the table from the exported functions' addresses, in
+    /// [`EXPORTS`] order.
+    ///
+    /// # Safety
+    /// Each address must point to the function of that name generated by
+    /// this module's emitter, which has exactly the signature of its field.
+    pub unsafe fn from_addresses(a: &[*const u8]) -> Fns {
+        // SAFETY: guaranteed by the caller: the addresses are the emitted
+        // functions, whose signatures (`Emitter::emit_all`) match.
+        unsafe {
+            Fns {
+                init: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u8)>(a[0]),
+                set_state: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u8, *const u64) -> i32>(a[1]),
+                set_joint: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u8, *const u32) -> i32>(a[2]),
+                terminal: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u8) -> i32>(a[3]),
+                legal: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u8, i32, *mut u32, i32) -> i32>(a[4]),
+                goals: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u8, i32, *mut u64)>(a[5]),
+                playout: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u8, u64, *mut i32, i32) -> i32>(
+                    a[6],
+                ),
+                info: std::mem::transmute::<*const u8, unsafe extern "C" fn() -> *const u8>(a[7]),
+            }
+        }
+    }
+}
+
+/// Machine code in memory. Keeps the JIT module (and so the code) alive.
+pub struct JitCode {
+    _module: JITModule,
+    pub fns: Fns,
+    pub layout: MachineLayout,
+    pub stats: CodeStats,
+}
+
+// SAFETY: after `finalize_definitions` the JIT's code and data are never
+// written again; the module is only kept to keep that memory mapped.
+// Calling the functions from several threads is safe as long as each
+// thread uses its own instance memory (the runtime's rule).
+unsafe impl Send for JitCode {}
+unsafe impl Sync for JitCode {}
+
+fn info_bytes(meta: &str) -> Vec<u8> {
+    let mut v = meta.as_bytes().to_vec();
+    v.push(0);
+    v
+}
+
+/// Compiles a machine into memory.
+pub fn jit(m: &Machine<'_>, game_hash: &str) -> Result<JitCode, LowerError> {
+    let t = Instant::now();
+    let isa = isa(false)?;
+    let cpu = host_cpu()?;
+    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let (exports, layout, mut stats) = generate(&mut module, m, game_hash, &cpu)?;
+    module.finalize_definitions()?;
+    let addrs: Vec<*const u8> = exports.iter().map(|&id| module.get_finalized_function(id)).collect();
+    // SAFETY: the addresses are those of the functions `generate` defined,
+    // in EXPORTS order, with the signatures `Fns` names.
+    let fns = unsafe { Fns::from_addresses(&addrs) };
+    stats.seconds = t.elapsed().as_secs_f64();
+    Ok(JitCode { _module: module, fns, layout, stats })
+}
+
+/// Compiles a machine into an object file (position-independent, for a
+/// shared library). Returns the bytes, the layout and what it took.
+pub fn object(m: &Machine<'_>, game_hash: &str) -> Result<(Vec<u8>, MachineLayout, CodeStats), LowerError> {
+    let t = Instant::now();
+    let isa = isa(true)?;
+    let cpu = host_cpu()?;
+    let builder = ObjectBuilder::new(isa, "propel_game", default_libcall_names())?;
+    let mut module = ObjectModule::new(builder);
+    let (_, layout, mut stats) = generate(&mut module, m, game_hash, &cpu)?;
+    let product = module.finish();
+    let bytes = product.emit().map_err(|e| LowerError::Codegen(e.to_string()))?;
+    stats.seconds = t.elapsed().as_secs_f64();
+    stats.code_bytes = bytes.len();
+    Ok((bytes, layout, stats))
+}
+
+/// Number of cyclic strongly connected components (pending flags).
+fn cycles_of(net: &Propnet) -> u32 {
+    net.sccs().iter().filter(|c| c.len() > 1 || net.inputs_of(c[0]).contains(&c[0])).count() as u32
+}
