@@ -18,6 +18,8 @@ pub enum MachineKind {
     Propnet,
     /// The propnet compiled to native code in memory.
     Jit,
+    /// A library written by `propel compile`.
+    Aot(std::path::PathBuf),
 }
 
 impl std::str::FromStr for MachineKind {
@@ -27,7 +29,8 @@ impl std::str::FromStr for MachineKind {
             "prover" => Ok(MachineKind::Prover),
             "propnet" => Ok(MachineKind::Propnet),
             "jit" => Ok(MachineKind::Jit),
-            other => Err(format!("unknown machine `{other}` (available: prover, propnet, jit)")),
+            other if other.starts_with("aot:") => Ok(MachineKind::Aot(other[4..].into())),
+            other => Err(format!("unknown machine `{other}` (available: prover, propnet, jit, aot:FILE)")),
         }
     }
 }
@@ -38,6 +41,7 @@ impl MachineKind {
             MachineKind::Prover => "prover".into(),
             MachineKind::Propnet => "propnet".into(),
             MachineKind::Jit => "jit".into(),
+            MachineKind::Aot(p) => format!("aot:{}", p.display()),
         }
     }
 }
@@ -45,7 +49,8 @@ impl MachineKind {
 /// Options shared by every command that runs a machine.
 #[derive(clap::Args, Clone, Debug)]
 pub struct MachineArgs {
-    /// Which state machine: prover, propnet or jit.
+    /// Which state machine: prover, propnet, jit or aot:FILE (a library
+    /// from `propel compile`).
     #[arg(long, default_value = "prover")]
     pub machine: MachineKind,
     /// Propnet optimisation passes, comma-separated (`all`, `none`, or names).
@@ -92,6 +97,14 @@ impl MachineArgs {
     }
 }
 
+/// Loads a machine library, checking it was built from this game file.
+pub fn load_aot(path: &Path, game: &Game) -> Result<propel_runtime::NativeMachine> {
+    let text = std::fs::read(&game.name).map_err(|e| anyhow::anyhow!("{}: {e}", game.name))?;
+    let hash = propel_compiler::lower::game_hash(&text);
+    let code = propel_runtime::aot::load(path, Some(&hash))?;
+    Ok(propel_runtime::NativeMachine::new(Arc::new(code)))
+}
+
 /// Reads and validates a game; the error names the file, line and column.
 pub fn load_game(path: &Path) -> Result<Arc<Game>> {
     match propel_compiler::load_file(path) {
@@ -108,7 +121,7 @@ pub fn load_game(path: &Path) -> Result<Arc<Game>> {
 /// Runs `$body` with `$m` bound to a machine of the chosen kind.
 macro_rules! with_machine {
     ($args:expr, $game:expr, |$m:ident| $body:expr) => {
-        match $args.machine {
+        match &$args.machine {
             $crate::machines::MachineKind::Prover => {
                 #[allow(unused_mut)]
                 let mut $m = propel_runtime::Prover::new($game.clone())?;
@@ -122,6 +135,11 @@ macro_rules! with_machine {
             $crate::machines::MachineKind::Jit => {
                 #[allow(unused_mut)]
                 let mut $m = $args.build_jit(&$game)?.machine;
+                $body
+            }
+            $crate::machines::MachineKind::Aot(ref path) => {
+                #[allow(unused_mut)]
+                let mut $m = $crate::machines::load_aot(path, &$game)?;
                 $body
             }
         }

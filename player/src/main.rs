@@ -30,6 +30,8 @@ enum Command {
     Corpus(cmd::corpus::Args),
     /// Compare the propnet with the prover: perft and seeded traces.
     Compare(cmd::compare::Args),
+    /// Compile a game to a native machine library (.so) and a C header.
+    Compile(cmd::compile::Args),
 }
 
 fn init_logging(verbose: u8) {
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
         Command::Playouts(a) => cmd::playouts::run(a),
         Command::Corpus(a) => cmd::corpus::run(a),
         Command::Compare(a) => cmd::compare::run(a),
+        Command::Compile(a) => cmd::compile::run(a),
     };
     match result {
         Ok(code) => code,

@@ -213,7 +213,8 @@ pub fn native_code(
     }
     crate::native::NativeCode {
         fns,
-        layout,
+        size: layout.size,
+        engines: crate::native::NativeCode::offsets(&layout),
         bases: net.bases.len(),
         inputs: net.inputs.len(),
         roles: net.roles.clone(),

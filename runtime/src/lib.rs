@@ -3,6 +3,7 @@
 
 #![warn(unreachable_pub)]
 
+pub mod aot;
 pub mod build;
 pub mod machine;
 pub mod native;

@@ -7,12 +7,22 @@
 use crate::machine::{MachineError, StateMachine};
 use crate::propnet::NetState;
 use propel_compiler::lower::{Fns, MachineLayout};
+
+/// Where one engine's bitsets lie in instance memory (byte offsets).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EngineOffsets {
+    pub legal_bits: u32,
+    pub next_bits: u32,
+}
 use std::sync::Arc;
 
 /// Generated code and what a machine needs to know about it.
 pub struct NativeCode {
     pub fns: Fns,
-    pub layout: MachineLayout,
+    /// Bytes per instance.
+    pub size: u32,
+    /// Each engine's bitsets, absolute offsets.
+    pub engines: Vec<EngineOffsets>,
     pub bases: usize,
     pub inputs: usize,
     pub roles: Vec<String>,
@@ -30,11 +40,21 @@ pub struct NativeCode {
 
 impl std::fmt::Debug for NativeCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NativeCode").field("layout", &self.layout).finish_non_exhaustive()
+        f.debug_struct("NativeCode").field("size", &self.size).finish_non_exhaustive()
     }
 }
 
 impl NativeCode {
+    /// Engine offsets of a generated machine's layout.
+    pub fn offsets(layout: &MachineLayout) -> Vec<EngineOffsets> {
+        layout
+            .engines
+            .iter()
+            .zip(&layout.regions)
+            .map(|(l, &r)| EngineOffsets { legal_bits: r + l.legal_bits, next_bits: r + l.next_bits })
+            .collect()
+    }
+
     /// Role ranges from the inputs' roles (inputs are numbered by role).
     pub fn ranges(roles: usize, input_role: &[u32]) -> Vec<(u32, u32)> {
         let mut r = vec![(u32::MAX, 0u32); roles];
@@ -78,7 +98,7 @@ fn check(rc: i32, what: &str) -> Result<(), MachineError> {
 
 impl NativeMachine {
     pub fn new(code: Arc<NativeCode>) -> NativeMachine {
-        let words = (code.layout.size as usize).div_ceil(8);
+        let words = (code.size as usize).div_ceil(8);
         let mut m = NativeMachine { mem: vec![0u64; words], joint: vec![0; code.roles.len()], code };
         // SAFETY: `mem` is `layout.size` bytes, 8-byte aligned, owned by
         // this instance; `init` writes only inside it.
@@ -103,9 +123,8 @@ impl NativeMachine {
     fn bitsets(&self) -> (u32, u32) {
         // The header's first u32 (little end of word 0) is the engine.
         let e = (self.mem[MachineLayout::CURRENT as usize / 8] & 0xffff_ffff) as usize;
-        let e = e.min(self.code.layout.engines.len() - 1);
-        let (r, l) = (self.code.layout.regions[e], &self.code.layout.engines[e]);
-        (r + l.legal_bits, r + l.next_bits)
+        let o = self.code.engines[e.min(self.code.engines.len() - 1)];
+        (o.legal_bits, o.next_bits)
     }
 
     fn set_state(&mut self, s: &NetState) -> Result<(), MachineError> {

@@ -25,7 +25,7 @@ const CHUNK_SHIFT: u32 = 10;
 const NONE: u32 = u32::MAX;
 
 /// The functions a machine library exports, by symbol name.
-pub const EXPORTS: [&str; 8] = [
+pub const EXPORTS: [&str; 9] = [
     "propel_init",
     "propel_set_state",
     "propel_set_joint",
@@ -34,6 +34,7 @@ pub const EXPORTS: [&str; 8] = [
     "propel_goals",
     "propel_playout",
     "propel_info",
+    "propel_reset",
 ];
 
 #[derive(Clone, Copy, Debug)]

@@ -37,6 +37,8 @@ pub(crate) struct Top<'a, M: Module> {
     /// The base the copies are specialised on (engine 1 when it holds).
     pub(crate) split: Option<u32>,
     pub(crate) roles: usize,
+    /// The initial state's bitset.
+    pub(crate) initial: Vec<u64>,
 }
 
 impl<M: Module> Top<'_, M> {
@@ -57,7 +59,7 @@ impl<M: Module> Top<'_, M> {
         let goals_sig = self.sig(&[I64, I32, I64], None);
         let playout_sig = self.sig(&[I64, I64, I64, I32], Some(I32));
         let info_sig = self.sig(&[], Some(I64));
-        let ids = vec![
+        let mut ids = vec![
             self.module.declare_function(names[0], Linkage::Export, &inst_only)?,
             self.module.declare_function(names[1], Linkage::Export, &ptr_i32)?,
             self.module.declare_function(names[2], Linkage::Export, &ptr_i32)?,
@@ -67,6 +69,16 @@ impl<M: Module> Top<'_, M> {
             self.module.declare_function(names[6], Linkage::Export, &playout_sig)?,
             self.module.declare_function(names[7], Linkage::Export, &info_sig)?,
         ];
+        ids.push(self.module.declare_function(names[8], Linkage::Export, &inst_i32)?);
+        let initial_id = self.module.declare_data("propel_initial", Linkage::Local, false, false)?;
+        let mut d = DataDescription::new();
+        let mut bytes: Vec<u8> = self.initial.iter().flat_map(|w| w.to_le_bytes()).collect();
+        if bytes.is_empty() {
+            bytes.extend_from_slice(&[0; 8]);
+        }
+        d.define(bytes.into_boxed_slice());
+        d.set_align(8);
+        self.module.define_data(initial_id, &d)?;
         let info_id = self.module.declare_data("propel_meta", Linkage::Local, false, false)?;
         let mut d = DataDescription::new();
         d.define(info.into_boxed_slice());
@@ -85,6 +97,18 @@ impl<M: Module> Top<'_, M> {
         self.body(ids[7], func, |b, _, _| {
             let a = b.ins().symbol_value(I64, gv);
             b.ins().return_(&[a]);
+        })?;
+        // reset: init, then the initial state.
+        let mut func = self.begin(ids[8]);
+        let init_ref = self.module.declare_func_in_func(ids[0], &mut func);
+        let set_ref = self.module.declare_func_in_func(ids[1], &mut func);
+        let gv = self.module.declare_data_in_func(initial_id, &mut func);
+        self.body(ids[8], func, |b, p, _| {
+            b.ins().call(init_ref, &[p[0]]);
+            let bits = b.ins().symbol_value(I64, gv);
+            let c = b.ins().call(set_ref, &[p[0], bits]);
+            let r = b.inst_results(c)[0];
+            b.ins().return_(&[r]);
         })?;
         Ok(ids)
     }

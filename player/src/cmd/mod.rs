@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod compare;
+pub mod compile;
 pub mod corpus;
 pub mod perft;
 pub mod playouts;

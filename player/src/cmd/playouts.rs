@@ -44,10 +44,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
         eprintln!("running random playouts on {} for {secs} s ({})", a.game.display(), a.machine.machine.name());
     }
     let stats = if a.fast {
-        if a.machine.machine != crate::machines::MachineKind::Jit {
-            anyhow::bail!("--fast needs --machine jit");
-        }
-        let mut m = a.machine.build_jit(&game)?.machine;
+        let mut m = match &a.machine.machine {
+            crate::machines::MachineKind::Jit => a.machine.build_jit(&game)?.machine,
+            crate::machines::MachineKind::Aot(p) => crate::machines::load_aot(p, &game)?,
+            _ => anyhow::bail!("--fast needs --machine jit or aot:FILE"),
+        };
         fast_playouts(&mut m, Duration::from_secs_f64(secs), a.count, a.seed)?
     } else if let Some(n) = a.count {
         with_machine!(a.machine, game, |m| count_playouts(&mut m, n, a.seed)?)
