@@ -244,8 +244,9 @@ pub fn ground(game: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded, Groun
 }
 
 /// The relaxed program: the game's clauses without their negative
-/// literals (clause `i` is game clause `i`), in the game's strata, every
-/// relation treated as static (its real size guides the join order).
+/// literals (clause `i` is game clause `i`), in the game's strata. Static
+/// relations are planned by their real sizes; state-dependent ones grow
+/// round by round, so they are planned with neutral estimates.
 fn relaxed(game: &Game) -> (Vec<Clause>, Vec<(String, usize, Layer)>) {
     let clauses: Vec<Clause> = game
         .clauses
@@ -257,7 +258,7 @@ fn relaxed(game: &Game) -> (Vec<Clause>, Vec<(String, usize, Layer)>) {
             loc: c.loc.clone(),
         })
         .collect();
-    let rels = game.relations.iter().map(|r| (game.symbols.name(r.name).to_string(), r.arity, Layer::Static)).collect();
+    let rels = game.relations.iter().map(|r| (game.symbols.name(r.name).to_string(), r.arity, r.layer)).collect();
     (clauses, rels)
 }
 
@@ -288,8 +289,16 @@ fn ground_once(
     // Rounds: every stratum in dependency order (each re-run only on what
     // its inputs gained since its last run), then `true ⇐ init, next` and
     // `does ⇐ legal`; until those add nothing.
+    // Strata no output needs (helpers of the `base`/`input` hints, unused
+    // relations) are never evaluated.
+    let needed = game.needed_relations();
+    let wanted: Vec<usize> = (0..program.strata().len())
+        .filter(|&si| {
+            program.strata()[si].rels.iter().any(|r| needed[r.index()] || *r == RelId::TRUE || *r == RelId::DOES)
+        })
+        .collect();
     loop {
-        for si in 0..program.strata().len() {
+        for &si in &wanted {
             if let Err(e) =
                 program.eval_stratum_incremental(si, &mut db, &mut pool, Negation::Ignore, &mut budget, &mut scratch)
             {

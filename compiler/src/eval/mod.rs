@@ -83,6 +83,9 @@ pub struct StratumPlan {
     watermarks: Option<Vec<(RelId, u32)>>,
     /// Plans reading only new rows of one input literal, by (clause, literal).
     input_plans: FxHashMap<(usize, usize), Plan>,
+    /// Rows of the relations read from other strata when the plans were
+    /// made; they are made again when those have grown much since.
+    planned_rows: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -155,6 +158,7 @@ impl Program {
                 plans: None,
                 watermarks: None,
                 input_plans: FxHashMap::default(),
+                planned_rows: 0,
             })
             .collect();
         let prog = Program {
@@ -206,7 +210,8 @@ impl Program {
                 }
                 return UNKNOWN_ROWS / UNKNOWN_DISTINCT.powi(key.paths.len() as i32);
             }
-            *stats.entry((rel, key.clone())).or_insert_with(|| db_ro.rel(rel).estimate(key, pool))
+            // At least one row: an empty relation now may not stay empty.
+            *stats.entry((rel, key.clone())).or_insert_with(|| db_ro.rel(rel).estimate(key, pool).max(1.0))
         };
         let mut plan = Plan::new(&self.clauses[ci], delta, pool, &mut estimate);
         for step in &mut plan.steps {
@@ -352,7 +357,8 @@ impl Program {
                     }
                 }
             }
-            let marks = inputs.into_iter().map(|r| (r, db.rel(r).len() as u32)).collect();
+            let marks: Vec<(RelId, u32)> = inputs.into_iter().map(|r| (r, db.rel(r).len() as u32)).collect();
+            self.strata[si].planned_rows = marks.iter().map(|&(_, n)| n as usize).sum();
             self.strata[si].watermarks = Some(marks);
             let after: usize = self.strata[si].rels.iter().map(|&r| db.rel(r).len()).sum();
             return Ok(after > before);
@@ -361,6 +367,14 @@ impl Program {
         let grown: Vec<(RelId, u32)> = marks.iter().copied().filter(|&(r, w)| db.rel(r).len() as u32 > w).collect();
         if grown.is_empty() {
             return Ok(false);
+        }
+        // Join orders chosen on small inputs can be disastrous on large
+        // ones: plan again when the inputs have grown fourfold.
+        let rows: usize = marks.iter().map(|&(r, _)| db.rel(r).len()).sum();
+        if rows > 4 * self.strata[si].planned_rows.max(16) {
+            self.plan_stratum(si, db, pool);
+            self.strata[si].input_plans.clear();
+            self.strata[si].planned_rows = rows;
         }
         let nrel = self.names.len();
         if scratch.lo.len() < nrel {

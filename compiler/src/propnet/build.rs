@@ -39,10 +39,10 @@ pub fn from_ground(g: &Grounded) -> Result<Propnet, PropnetError> {
             let name = g.pool.to_kif(a.args[0], &game.symbols);
             bases.push(Base { comp: c, next: FALSE, name, init: false });
         } else if a.rel == RelId::DOES {
-            let Some(&role) = role_terms.get(&a.args[0]) else {
-                let role = g.pool.to_kif(a.args[0], &game.symbols);
-                return Err(PropnetError::UnknownRole { what: "does".into(), role });
-            };
+            // A move of something that is not a role is never played (the
+            // relaxed model may hold one when a variable also ranges over
+            // other symbols): no input.
+            let Some(&role) = role_terms.get(&a.args[0]) else { continue };
             comps[c as usize].0 = Kind::Input(inputs.len() as u32);
             let name = g.pool.to_kif(a.args[1], &game.symbols);
             inputs.push(Input { comp: c, role, legal: FALSE, name });
@@ -101,10 +101,8 @@ pub fn from_ground(g: &Grounded) -> Result<Propnet, PropnetError> {
         if a.rel != RelId::GOAL {
             continue;
         }
-        let Some(&role) = role_terms.get(&a.args[0]) else {
-            let role = g.pool.to_kif(a.args[0], &game.symbols);
-            return Err(PropnetError::UnknownRole { what: "goal".into(), role });
-        };
+        // A goal of something that is not a role is never asked for.
+        let Some(&role) = role_terms.get(&a.args[0]) else { continue };
         let text = g.pool.to_kif(a.args[1], &game.symbols);
         let value = match text.parse::<u8>() {
             Ok(v) if v <= 100 => v,

@@ -1,6 +1,6 @@
-//! `propel compare GAME`: the propnet against the prover, on perft to a
-//! small depth and on seeded random traces. The agreement check of the
-//! corpus conformance run (`propel corpus --compare propnet`).
+//! `propel compare GAME`: the propnet (interpreted) and the JIT against
+//! the prover, on perft to a small depth and on seeded random traces. The
+//! agreement check of the corpus conformance run (`propel corpus --compare`).
 
 use crate::machines::{load_game, MachineArgs, MachineKind};
 use anyhow::Result;
@@ -31,6 +31,9 @@ pub struct Args {
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
+    /// Also compare the JIT machine.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    jit: bool,
     #[command(flatten)]
     machine: MachineArgs,
 }
@@ -73,32 +76,66 @@ pub fn run(a: Args) -> Result<ExitCode> {
         "demand": built.demand,
     });
     let mut net = built.machine;
-    // Perft, deepening while the tree stays small.
-    let mut depth_done = 0;
-    for d in 0..=a.depth {
-        let p = perft(&mut prover, d, &mut |_| {})?;
-        let n = perft(&mut net, d, &mut |_| {})?;
-        if p != n {
-            let (lp, ln) = (p.lines[d], n.lines[d]);
-            let detail = format!(
-                "perft depth {d}: prover {} nodes {} terminal, propnet {} nodes {} terminal",
-                lp.nodes, lp.terminal, ln.nodes, ln.terminal
-            );
-            out("DISAGREE", detail, extra);
+    let depth_done = perft_depth(&mut prover, &a)?;
+    if let Some(d) = disagreement(&mut prover, &mut net, &a, depth_done, "propnet")? {
+        out("DISAGREE", d, extra);
+        return Ok(ExitCode::FAILURE);
+    }
+    if a.jit {
+        let mut jit = match args.build_jit(&game) {
+            Ok(b) => b.machine,
+            Err(e) => {
+                out("DISAGREE", format!("the propnet builds but the JIT does not: {e:#}"), extra);
+                return Ok(ExitCode::FAILURE);
+            }
+        };
+        if let Some(d) = disagreement(&mut prover, &mut jit, &a, depth_done, "jit")? {
+            out("DISAGREE", d, extra);
             return Ok(ExitCode::FAILURE);
         }
-        depth_done = d;
-        // Stop before a depth expected to pass the limit.
+    }
+    let machines = if a.jit { "propnet and jit" } else { "propnet" };
+    out("agree", format!("{machines}: perft to depth {depth_done}, {} traces", a.traces), extra);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The deepest perft depth compared: deepen while the next depth is
+/// expected to stay under the node limit.
+fn perft_depth(prover: &mut Prover, a: &Args) -> Result<usize> {
+    let mut done = 0;
+    let mut prev = 1u64;
+    for d in 0..=a.depth {
+        let p = perft(prover, d, &mut |_| {})?;
+        done = d;
         let now = p.lines[d].nodes.max(1);
-        let before = if d > 0 { p.lines[d - 1].nodes.max(1) } else { 1 };
-        let predicted = now.saturating_mul(now.div_ceil(before).max(1));
-        if predicted > a.perft_nodes {
+        if now.saturating_mul(now.div_ceil(prev).max(1)) > a.perft_nodes {
             break;
         }
+        prev = now;
+    }
+    Ok(done)
+}
+
+/// Where machine `m` first disagrees with the prover, if it does.
+fn disagreement<M: StateMachine>(
+    prover: &mut Prover,
+    m: &mut M,
+    a: &Args,
+    depth: usize,
+    name: &str,
+) -> Result<Option<String>> {
+    let p = perft(prover, depth, &mut |_| {})?;
+    let n = perft(m, depth, &mut |_| {})?;
+    if let Some(d) = (0..=depth).find(|&d| p.lines[d] != n.lines[d]) {
+        let (lp, ln) = (p.lines[d], n.lines[d]);
+        return Ok(Some(format!(
+            "{name}: perft depth {d}: prover {} nodes {} terminal, {name} {} nodes {} terminal",
+            lp.nodes, lp.terminal, ln.nodes, ln.terminal
+        )));
     }
     for seed in 1..=a.traces {
-        let tp = record(&mut prover, seed, a.max_steps)?;
-        let tn = record(&mut net, seed, a.max_steps)?;
+        let tp = record(prover, seed, a.max_steps)?;
+        let tn = record(m, seed, a.max_steps)?;
         if let Some((x, y)) = tp.iter().zip(&tn).find(|(x, y)| x != y) {
             let what = if x.state != y.state {
                 "state"
@@ -111,14 +148,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
             } else {
                 "joint move"
             };
-            out("DISAGREE", format!("trace seed {seed}, step {}: {what} differs", x.step), extra);
-            return Ok(ExitCode::FAILURE);
+            return Ok(Some(format!("{name}: trace seed {seed}, step {}: {what} differs", x.step)));
         }
         if tp.len() != tn.len() {
-            out("DISAGREE", format!("trace seed {seed}: lengths {} and {}", tp.len(), tn.len()), extra);
-            return Ok(ExitCode::FAILURE);
+            return Ok(Some(format!("{name}: trace seed {seed}: lengths {} and {}", tp.len(), tn.len())));
         }
     }
-    out("agree", format!("perft to depth {depth_done}, {} traces", a.traces), extra);
-    Ok(ExitCode::SUCCESS)
+    Ok(None)
 }
