@@ -32,6 +32,8 @@ enum Command {
     Compare(cmd::compare::Args),
     /// Compile a game to a native machine library (.so) and a C header.
     Compile(cmd::compile::Args),
+    /// Playout speed of the prover, interpreted propnet and JIT, per game.
+    Bench(cmd::bench::Args),
 }
 
 fn init_logging(verbose: u8) {
@@ -59,6 +61,7 @@ fn main() -> ExitCode {
         Command::Corpus(a) => cmd::corpus::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Compile(a) => cmd::compile::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,296 @@
+//! `propel bench [GAME.kif...]`: in one run per game, random playouts on
+//! the prover (when not too slow), the interpreted propnet and the JIT
+//! (whole playouts in native code), on one thread and on all cores.
+//! Prints a table; `--csv` and `--svg` write the numbers and a chart.
+
+use crate::machines::{load_game, MachineArgs, MachineKind};
+use anyhow::{Context, Result};
+use propel_runtime::playout::playout;
+use propel_runtime::playout::PlayoutStats;
+use propel_runtime::{NativeMachine, Prover, Rng, StateMachine};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Games to measure (default: every game in games/).
+    games: Vec<PathBuf>,
+    /// Seconds per machine and thread count.
+    #[arg(long, default_value_t = 2.0)]
+    seconds: f64,
+    /// Threads for the multi-core run (default: all cores; 1 skips it).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Write the numbers as CSV.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Write a chart (SVG).
+    #[arg(long)]
+    svg: Option<PathBuf>,
+    #[command(flatten)]
+    machine: MachineArgs,
+}
+
+/// One measurement.
+#[derive(Clone, Debug)]
+struct Row {
+    game: String,
+    machine: &'static str,
+    threads: usize,
+    playouts_per_s: f64,
+    states_per_s: f64,
+    avg_length: f64,
+    build_seconds: f64,
+}
+
+/// Playouts on `threads` clones of `m` for `secs`; each thread its own
+/// instance and its own seed.
+fn measure<M, F>(m: &M, threads: usize, secs: f64, run: F) -> Result<PlayoutStats>
+where
+    M: Clone + Send,
+    F: Fn(&mut M, &mut Rng, &mut PlayoutStats) -> Result<()> + Sync,
+{
+    let deadline = Duration::from_secs_f64(secs);
+    let results: Vec<Result<PlayoutStats>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let mut mine = m.clone();
+                let run = &run;
+                s.spawn(move || {
+                    let mut rng = Rng::new(0x5eed + t as u64);
+                    let mut stats = PlayoutStats::default();
+                    let start = Instant::now();
+                    while start.elapsed() < deadline {
+                        run(&mut mine, &mut rng, &mut stats)?;
+                    }
+                    stats.seconds = start.elapsed().as_secs_f64();
+                    Ok(stats)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a benchmark thread panicked"))))
+            .collect()
+    });
+    let mut total = PlayoutStats::default();
+    for r in results {
+        let r = r?;
+        total.playouts += r.playouts;
+        total.states += r.states;
+        total.seconds = total.seconds.max(r.seconds);
+    }
+    Ok(total)
+}
+
+fn standard<M: StateMachine>(m: &mut M, rng: &mut Rng, stats: &mut PlayoutStats) -> Result<()> {
+    playout(m, rng, stats)?;
+    Ok(())
+}
+
+fn native(m: &mut NativeMachine, rng: &mut Rng, stats: &mut PlayoutStats) -> Result<()> {
+    let s0 = m.initial_state()?;
+    let mut goals = Vec::new();
+    let n = m.native_playout(&s0, rng.next_u64(), propel_runtime::playout::MAX_PLAYOUT_STEPS as u32, &mut goals)?;
+    stats.playouts += 1;
+    stats.states += n as u64;
+    Ok(())
+}
+
+fn row(game: &str, machine: &'static str, threads: usize, s: &PlayoutStats, build: f64) -> Row {
+    Row {
+        game: game.to_string(),
+        machine,
+        threads,
+        playouts_per_s: s.playouts_per_s(),
+        states_per_s: s.states_per_s(),
+        avg_length: s.avg_length(),
+        build_seconds: build,
+    }
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let games = if a.games.is_empty() {
+        let mut v: Vec<PathBuf> = std::fs::read_dir("games")
+            .context("no games given and no games/ folder here")?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "kif"))
+            .collect();
+        v.sort();
+        v
+    } else {
+        a.games.clone()
+    };
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let threads = a.threads.unwrap_or(cores).max(1);
+    let counts: Vec<usize> = if threads > 1 { vec![1, threads] } else { vec![1] };
+    let mut rows: Vec<Row> = Vec::new();
+    for path in &games {
+        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_string();
+        let game = load_game(path)?;
+        eprintln!("{name}: building machines");
+        // Prover: measured only if one playout takes well under the budget.
+        let t = Instant::now();
+        let prover = Prover::new(game.clone())?;
+        let prover_build = t.elapsed().as_secs_f64();
+        let mut probe = prover.clone();
+        let t = Instant::now();
+        standard(&mut probe, &mut Rng::new(1), &mut PlayoutStats::default())?;
+        let prover_ok = t.elapsed().as_secs_f64() < a.seconds / 4.0;
+        let t = Instant::now();
+        let interp = MachineArgs { machine: MachineKind::Propnet, ..a.machine.clone() }.build(&game)?.machine;
+        let interp_build = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let jit = a.machine.build_jit(&game)?.machine;
+        let jit_build = t.elapsed().as_secs_f64();
+        for &n in &counts {
+            if prover_ok {
+                let s = measure(&prover, n, a.seconds, standard)?;
+                rows.push(row(&name, "prover", n, &s, prover_build));
+            }
+            let s = measure(&interp, n, a.seconds, standard)?;
+            rows.push(row(&name, "propnet", n, &s, interp_build));
+            let s = measure(&jit, n, a.seconds, native)?;
+            rows.push(row(&name, "jit", n, &s, jit_build));
+        }
+    }
+    print_table(&rows, &counts);
+    if let Some(p) = &a.csv {
+        let mut text = String::from("game,machine,threads,playouts_per_s,states_per_s,avg_length,build_seconds\n");
+        for r in &rows {
+            let _ = writeln!(
+                text,
+                "{},{},{},{:.1},{:.1},{:.3},{:.3}",
+                r.game, r.machine, r.threads, r.playouts_per_s, r.states_per_s, r.avg_length, r.build_seconds
+            );
+        }
+        std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+    }
+    if let Some(p) = &a.svg {
+        std::fs::write(p, svg(&rows, &counts)).with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn find<'a>(rows: &'a [Row], game: &str, machine: &str, threads: usize) -> Option<&'a Row> {
+    rows.iter().find(|r| r.game == game && r.machine == machine && r.threads == threads)
+}
+
+fn games_of(rows: &[Row]) -> Vec<String> {
+    let mut g: Vec<String> = Vec::new();
+    for r in rows {
+        if !g.contains(&r.game) {
+            g.push(r.game.clone());
+        }
+    }
+    g
+}
+
+fn print_table(rows: &[Row], counts: &[usize]) {
+    for &n in counts {
+        println!("\nrandom playouts per second, {n} thread{}:", if n > 1 { "s" } else { "" });
+        println!(
+            "{:<14} {:>12} {:>12} {:>12} {:>14} {:>10} {:>9}",
+            "game", "prover", "propnet", "jit", "jit states/s", "jit/propnet", "length"
+        );
+        let mut ratios = Vec::new();
+        for g in games_of(rows) {
+            let cell = |m: &str| {
+                find(rows, &g, m, n).map(|r| format!("{:.0}", r.playouts_per_s)).unwrap_or_else(|| "-".into())
+            };
+            let (p, j) = (find(rows, &g, "propnet", n), find(rows, &g, "jit", n));
+            let ratio = match (p, j) {
+                (Some(p), Some(j)) if p.playouts_per_s > 0.0 => {
+                    ratios.push(j.playouts_per_s / p.playouts_per_s);
+                    format!("{:.2}x", j.playouts_per_s / p.playouts_per_s)
+                }
+                _ => "-".into(),
+            };
+            println!(
+                "{:<14} {:>12} {:>12} {:>12} {:>14} {:>10} {:>9}",
+                g,
+                cell("prover"),
+                cell("propnet"),
+                cell("jit"),
+                j.map(|r| format!("{:.0}", r.states_per_s)).unwrap_or_default(),
+                ratio,
+                j.map(|r| format!("{:.1}", r.avg_length)).unwrap_or_default()
+            );
+        }
+        if !ratios.is_empty() {
+            let gm = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+            println!("geometric mean jit/propnet: {gm:.2}x");
+        }
+    }
+}
+
+/// A grouped bar chart, playouts/s on a log scale, one group per game.
+fn svg(rows: &[Row], counts: &[usize]) -> String {
+    let games = games_of(rows);
+    let machines = ["prover", "propnet", "jit"];
+    let colors = ["#9e9e9e", "#4e79a7", "#e15759"];
+    let bars: Vec<(usize, usize)> =
+        counts.iter().enumerate().flat_map(|(ci, _)| (0..3).map(move |m| (ci, m))).collect();
+    let (bw, gap, left, top, h) = (14.0, 18.0, 70.0, 40.0, 300.0);
+    let group = bars.len() as f64 * bw + gap;
+    let width = left + games.len() as f64 * group + 160.0;
+    let max = rows.iter().map(|r| r.playouts_per_s).fold(1.0f64, f64::max).log10().ceil().max(1.0);
+    let y = |v: f64| top + h - (v.max(1.0).log10() / max) * h;
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{:.0}\" font-family=\"sans-serif\" font-size=\"11\">\n",
+        top + h + 90.0
+    );
+    let _ = writeln!(s, "<text x=\"{left}\" y=\"20\" font-size=\"14\">Random playouts per second (log scale)</text>");
+    for p in 0..=(max as i32) {
+        let yy = y(10f64.powi(p));
+        let _ = writeln!(
+            s,
+            "<line x1=\"{left}\" x2=\"{:.0}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" stroke=\"#ddd\"/>",
+            width - 150.0
+        );
+        let _ = writeln!(s, "<text x=\"{:.0}\" y=\"{:.1}\" text-anchor=\"end\">1e{p}</text>", left - 6.0, yy + 4.0);
+    }
+    for (gi, g) in games.iter().enumerate() {
+        let x0 = left + gi as f64 * group + gap / 2.0;
+        for (k, &(ci, mi)) in bars.iter().enumerate() {
+            if let Some(r) = find(rows, g, machines[mi], counts[ci]) {
+                let x = x0 + k as f64 * bw;
+                let yy = y(r.playouts_per_s);
+                let opacity = if ci == 0 { "1" } else { "0.55" };
+                let _ = writeln!(
+                    s,
+                    "<rect x=\"{x:.1}\" y=\"{yy:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\" fill-opacity=\"{opacity}\"><title>{} {} {} thread(s): {:.0} playouts/s</title></rect>",
+                    bw - 2.0,
+                    top + h - yy,
+                    colors[mi],
+                    g,
+                    machines[mi],
+                    counts[ci],
+                    r.playouts_per_s
+                );
+            }
+        }
+        let cx = x0 + bars.len() as f64 * bw / 2.0;
+        let _ = writeln!(
+            s,
+            "<text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"end\" transform=\"rotate(-35 {cx:.1} {:.1})\">{g}</text>",
+            top + h + 14.0,
+            top + h + 14.0
+        );
+    }
+    let lx = width - 140.0;
+    for (i, m) in machines.iter().enumerate() {
+        let yy = top + 10.0 + i as f64 * 18.0;
+        let _ = writeln!(s, "<rect x=\"{lx}\" y=\"{yy}\" width=\"12\" height=\"12\" fill=\"{}\"/>", colors[i]);
+        let _ = writeln!(s, "<text x=\"{}\" y=\"{}\">{m}</text>", lx + 18.0, yy + 10.0);
+    }
+    if counts.len() > 1 {
+        let yy = top + 10.0 + 3.0 * 18.0;
+        let _ = writeln!(s, "<text x=\"{lx}\" y=\"{}\">pale: {} threads</text>", yy + 10.0, counts[1]);
+    }
+    s.push_str("</svg>\n");
+    s
+}
