@@ -34,6 +34,8 @@ enum Command {
     Compile(cmd::compile::Args),
     /// Playout speed of the prover, interpreted propnet and JIT, per game.
     Bench(cmd::bench::Args),
+    /// Monte Carlo tree search from the initial state.
+    Search(cmd::search::Args),
 }
 
 fn init_logging(verbose: u8) {
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Command::Compare(a) => cmd::compare::run(a),
         Command::Compile(a) => cmd::compile::run(a),
         Command::Bench(a) => cmd::bench::run(a),
+        Command::Search(a) => cmd::search::run(a),
     };
     match result {
         Ok(code) => code,

@@ -6,12 +6,14 @@
 pub mod aot;
 pub mod build;
 pub mod machine;
+pub mod mcts;
 pub mod native;
 pub mod perft;
 pub mod playout;
 pub mod propnet;
 pub mod prover;
 pub mod rng;
+pub mod simulate;
 pub mod trace;
 
 pub use machine::{Goal, MachineError, StateMachine};

@@ -35,8 +35,19 @@ impl PlayoutStats {
 
 /// One random playout; returns its length and adds goals to `stats`.
 pub fn playout<M: StateMachine>(m: &mut M, rng: &mut Rng, stats: &mut PlayoutStats) -> Result<u64, MachineError> {
+    let s = m.initial_state()?;
+    playout_from(m, s, rng, stats)
+}
+
+/// One random playout from `s`; returns its length and adds goals to `stats`.
+pub fn playout_from<M: StateMachine>(
+    m: &mut M,
+    s: M::State,
+    rng: &mut Rng,
+    stats: &mut PlayoutStats,
+) -> Result<u64, MachineError> {
     let roles = m.roles().len();
-    let mut s = m.initial_state()?;
+    let mut s = s;
     let mut moves = Vec::new();
     let mut joint = Vec::with_capacity(roles);
     let mut len = 0u64;

@@ -7,6 +7,7 @@ pub mod compile;
 pub mod corpus;
 pub mod perft;
 pub mod playouts;
+pub mod search;
 pub mod trace;
 
 use propel_runtime::Goal;

@@ -1,0 +1,123 @@
+//! `propel search GAME --seconds T --threads N [--mode pipeline|root]`:
+//! MCTS from the initial state; prints iterations/s, rollouts/s, node-pool
+//! use, search-thread busy and rollout-thread idle shares, and the best
+//! move with its value.
+
+use crate::machines::{load_game, with_machine, MachineArgs};
+use anyhow::Result;
+use propel_runtime::mcts::{Config, Mode, Search, Stats};
+use propel_runtime::simulate::Simulator;
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The game (.kif).
+    game: PathBuf,
+    /// How long to search.
+    #[arg(long, default_value_t = 5.0)]
+    seconds: f64,
+    /// Threads (pipeline: one searches, the others run rollouts).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// pipeline or root.
+    #[arg(long, default_value = "pipeline")]
+    mode: Mode,
+    /// Nodes in the search graph's pool.
+    #[arg(long, default_value_t = 1_000_000)]
+    pool: usize,
+    /// UCB exploration constant (values 0..1).
+    #[arg(long, default_value_t = 0.7)]
+    exploration: f64,
+    /// Pin threads to cores.
+    #[arg(long)]
+    pin: bool,
+    /// The role whose move is reported (default: the one to move).
+    #[arg(long)]
+    role: Option<String>,
+    /// Random seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    machine: MachineArgs,
+}
+
+struct Outcome {
+    stats: Stats,
+    role: String,
+    best: Option<(String, f64, u32)>,
+}
+
+fn go<M: Simulator>(m: M, a: &Args) -> Result<Outcome>
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    let mut m = m;
+    let s0 = m.initial_state()?;
+    let cfg = Config {
+        threads: a.threads.max(1),
+        mode: a.mode,
+        pool: a.pool,
+        exploration: a.exploration,
+        pin: a.pin,
+        seed: a.seed,
+    };
+    let mut search = Search::new(m, s0, cfg)?;
+    let deadline = Instant::now() + Duration::from_secs_f64(a.seconds.max(0.0));
+    let stats = search.run(deadline)?;
+    let roles = search.machine().roles().to_vec();
+    let role = match &a.role {
+        Some(r) => roles.iter().position(|x| x == r).ok_or_else(|| anyhow::anyhow!("no role `{r}`"))?,
+        None => search.graph.chooser(),
+    };
+    let best = search.best(role).map(|(mv, v, n)| (search.machine().move_kif(mv), v * 100.0, n));
+    Ok(Outcome { stats, role: roles[role].clone(), best })
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let game = load_game(&a.game)?;
+    let out = with_machine!(a.machine, game, |m| go(m, &a)?);
+    let s = &out.stats;
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "game": a.game.display().to_string(),
+                "machine": a.machine.machine.name(),
+                "mode": format!("{:?}", a.mode).to_lowercase(),
+                "threads": a.threads,
+                "seconds": s.seconds,
+                "iterations": s.iterations,
+                "iterations_per_s": s.iterations_per_s(),
+                "rollouts": s.rollouts,
+                "rollouts_per_s": s.rollouts_per_s(),
+                "nodes": s.nodes,
+                "pool": s.pool,
+                "search_busy": s.search_busy,
+                "rollout_idle": s.rollout_idle,
+                "rollouts_per_request": s.per_request,
+                "role": out.role,
+                "move": out.best.as_ref().map(|b| b.0.clone()),
+                "value": out.best.as_ref().map(|b| b.1),
+                "visits": out.best.as_ref().map(|b| b.2),
+            })
+        );
+    } else {
+        println!("iterations:      {} ({:.0}/s)", s.iterations, s.iterations_per_s());
+        println!("rollouts:        {} ({:.0}/s, {} per request)", s.rollouts, s.rollouts_per_s(), s.per_request);
+        println!("node pool:       {} of {} ({:.1}%)", s.nodes, s.pool, 100.0 * s.nodes as f64 / s.pool.max(1) as f64);
+        println!("search busy:     {:.1}%", 100.0 * s.search_busy);
+        println!("rollout idle:    {:.1}%", 100.0 * s.rollout_idle);
+        match &out.best {
+            Some((mv, v, n)) => println!("best move of {}: {mv} (value {v:.1}, {n} visits)", out.role),
+            None => println!("no move (the state is terminal)"),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,444 @@
+//! Monte Carlo tree search, built as the Sancho posts describe: one search
+//! thread owns the search graph ([`graph`]) and does select, expand and
+//! back-propagation; rollout threads, each with its own machine instance,
+//! run the simulations. They talk through two lock-free bounded ring
+//! buffers (crossbeam's `ArrayQueue`): requests (a state, how many playouts)
+//! one way, results (summed goals) the other. No lock is taken on the
+//! graph, which only the search thread touches.
+//!
+//! Each request asks for several playouts, averaged into one result; the
+//! number adapts so that the request queue stays about half full: the
+//! rollout threads neither starve nor fall far behind.
+//!
+//! Root parallelisation (`Mode::Root`) is the other mode: independent
+//! graphs, one per thread, merged at the root.
+
+pub mod graph;
+
+pub use graph::{Graph, Leaf, NodeRef, Step};
+
+use crate::machine::MachineError;
+use crate::rng::Rng;
+use crate::simulate::Simulator;
+use crossbeam_queue::ArrayQueue;
+use smallvec::SmallVec;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// How the threads are used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// One search thread and rollout threads around one graph.
+    Pipeline,
+    /// Independent searches merged at the root.
+    Root,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Mode, String> {
+        match s {
+            "pipeline" => Ok(Mode::Pipeline),
+            "root" => Ok(Mode::Root),
+            other => Err(format!("unknown mode `{other}` (pipeline or root)")),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Threads in all: with the pipeline, one searches and the others run
+    /// rollouts (1: the search thread runs its rollouts itself).
+    pub threads: usize,
+    pub mode: Mode,
+    /// Nodes in the pool (all graphs together in root mode).
+    pub pool: usize,
+    /// UCB exploration constant (values are 0..1).
+    pub exploration: f64,
+    /// Pin threads to cores.
+    pub pin: bool,
+    pub seed: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { threads: 1, mode: Mode::Pipeline, pool: 1_000_000, exploration: 0.7, pin: false, seed: 1 }
+    }
+}
+
+/// What a search did.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub seconds: f64,
+    /// Selections (graph iterations).
+    pub iterations: u64,
+    pub rollouts: u64,
+    pub nodes: usize,
+    pub pool: usize,
+    /// Share of the time the search thread was working (not waiting).
+    pub search_busy: f64,
+    /// Share of the time the rollout threads waited for work (mean).
+    pub rollout_idle: f64,
+    /// Playouts per request at the end (adapted).
+    pub per_request: u32,
+}
+
+impl Stats {
+    pub fn iterations_per_s(&self) -> f64 {
+        self.iterations as f64 / self.seconds.max(1e-9)
+    }
+    pub fn rollouts_per_s(&self) -> f64 {
+        self.rollouts as f64 / self.seconds.max(1e-9)
+    }
+}
+
+/// A rollout request: estimate the value of `state`.
+struct Request<S> {
+    id: u32,
+    state: S,
+    count: u32,
+    seed: u64,
+}
+
+/// Goals summed over `count` playouts.
+struct Reply {
+    id: u32,
+    sums: SmallVec<[f64; 4]>,
+    count: u32,
+}
+
+const QUEUE: usize = 256;
+
+fn pin(core: usize) {
+    if let Some(ids) = core_affinity::get_core_ids() {
+        if !ids.is_empty() {
+            core_affinity::set_for_current(ids[core % ids.len()]);
+        }
+    }
+}
+
+/// A search: the graph and the machine of the search thread.
+pub struct Search<M: Simulator>
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    pub graph: Graph<M>,
+    machine: M,
+    config: Config,
+    per_request: u32,
+}
+
+impl<M: Simulator> Search<M>
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    pub fn new(mut machine: M, root: M::State, config: Config) -> Result<Self, MachineError> {
+        let graph = Graph::new(&mut machine, root, config.pool, config.exploration, config.seed)?;
+        Ok(Search { graph, machine, config, per_request: 1 })
+    }
+
+    pub fn machine(&mut self) -> &mut M {
+        &mut self.machine
+    }
+
+    /// Moves the root to `state` (keeping what is known below it).
+    pub fn set_root(&mut self, state: M::State) -> Result<(), MachineError> {
+        self.graph.set_root(&mut self.machine, state)
+    }
+
+    /// Searches until `deadline`.
+    pub fn run(&mut self, deadline: Instant) -> Result<Stats, MachineError> {
+        let rollout_threads = self.config.threads.saturating_sub(1);
+        if self.config.mode == Mode::Root && self.config.threads > 1 {
+            return self.run_root(deadline);
+        }
+        if rollout_threads == 0 || !self.machine.portable_states() {
+            return self.run_inline(deadline);
+        }
+        self.run_pipeline(deadline, rollout_threads)
+    }
+
+    /// One thread: select, roll out, back up.
+    fn run_inline(&mut self, deadline: Instant) -> Result<Stats, MachineError> {
+        let start = Instant::now();
+        let roles = self.machine.roles().len();
+        let mut path = Vec::new();
+        let mut goals = vec![0.0; roles];
+        let mut rng = Rng::new(self.config.seed ^ 0x9e37_79b9);
+        let mut stats = Stats::default();
+        if self.config.pin {
+            pin(0);
+        }
+        loop {
+            for _ in 0..16 {
+                match self.graph.select(&mut self.machine, &mut path)? {
+                    Leaf::Known(v) => self.graph.backprop(&path, &v),
+                    Leaf::Rollout(s) => {
+                        self.machine.rollout(&s, &mut rng, &mut goals)?;
+                        let v: SmallVec<[f64; 4]> = goals.iter().map(|g| g / 100.0).collect();
+                        self.graph.backprop(&path, &v);
+                        stats.rollouts += 1;
+                    }
+                }
+                stats.iterations += 1;
+            }
+            if Instant::now() >= deadline || self.graph.root_solved().is_some() {
+                break;
+            }
+        }
+        stats.seconds = start.elapsed().as_secs_f64();
+        stats.nodes = self.graph.live_nodes();
+        stats.pool = self.graph.capacity();
+        stats.search_busy = 1.0;
+        stats.per_request = 1;
+        Ok(stats)
+    }
+
+    /// The pipeline: this thread searches, `n` threads roll out.
+    fn run_pipeline(&mut self, deadline: Instant, n: usize) -> Result<Stats, MachineError> {
+        let start = Instant::now();
+        let requests: ArrayQueue<Request<M::State>> = ArrayQueue::new(QUEUE);
+        let replies: ArrayQueue<Reply> = ArrayQueue::new(QUEUE * 2);
+        // The flag only says "stop"; no data is published through it, and
+        // the queues synchronise what they carry, so Relaxed would do;
+        // Release/Acquire makes the intent plain at no measurable cost.
+        let stop = AtomicBool::new(false);
+        let idle_ns = AtomicU64::new(0);
+        let rollouts = AtomicU64::new(0);
+        let roles = self.machine.roles().len();
+        let pin_threads = self.config.pin;
+        let seed = self.config.seed;
+        let mut stats = Stats::default();
+        let result: Result<(), MachineError> = std::thread::scope(|scope| {
+            let mut workers = Vec::new();
+            for t in 0..n {
+                let mut m = self.machine.clone();
+                let (requests, replies, stop, idle_ns, rollouts) = (&requests, &replies, &stop, &idle_ns, &rollouts);
+                workers.push(scope.spawn(move || -> Result<(), MachineError> {
+                    if pin_threads {
+                        pin(t + 1);
+                    }
+                    let mut rng = Rng::new(seed.wrapping_add(1 + t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                    let mut goals = vec![0.0; roles];
+                    let mut idle_since: Option<Instant> = None;
+                    while !stop.load(Ordering::Acquire) {
+                        let Some(req) = requests.pop() else {
+                            idle_since.get_or_insert_with(Instant::now);
+                            std::hint::spin_loop();
+                            std::thread::yield_now();
+                            continue;
+                        };
+                        if let Some(t0) = idle_since.take() {
+                            idle_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                        }
+                        let mut sums: SmallVec<[f64; 4]> = SmallVec::from_elem(0.0, roles);
+                        rng = Rng::new(rng.next_u64() ^ req.seed);
+                        for _ in 0..req.count {
+                            m.rollout(&req.state, &mut rng, &mut goals)?;
+                            for (s, g) in sums.iter_mut().zip(&goals) {
+                                *s += g / 100.0;
+                            }
+                        }
+                        rollouts.fetch_add(req.count as u64, Ordering::Relaxed);
+                        let mut reply = Reply { id: req.id, sums, count: req.count };
+                        // The reply queue has room for every request in flight.
+                        while let Err(r) = replies.push(reply) {
+                            reply = r;
+                            if stop.load(Ordering::Acquire) {
+                                break;
+                            }
+                            std::hint::spin_loop();
+                        }
+                    }
+                    if let Some(t0) = idle_since {
+                        idle_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                    }
+                    Ok(())
+                }));
+            }
+            if pin_threads {
+                pin(0);
+            }
+            let r = self.search_loop(deadline, &requests, &replies, &mut stats);
+            stop.store(true, Ordering::Release);
+            for w in workers {
+                match w.join() {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => return Err(e),
+                    Err(_) => return Err(MachineError::Other("a rollout thread panicked".into())),
+                }
+            }
+            r
+        });
+        result?;
+        stats.seconds = start.elapsed().as_secs_f64();
+        stats.rollouts = rollouts.load(Ordering::Relaxed);
+        stats.rollout_idle = idle_ns.load(Ordering::Relaxed) as f64 / 1e9 / (stats.seconds * n as f64);
+        stats.nodes = self.graph.live_nodes();
+        stats.pool = self.graph.capacity();
+        stats.per_request = self.per_request;
+        Ok(stats)
+    }
+
+    fn search_loop(
+        &mut self,
+        deadline: Instant,
+        requests: &ArrayQueue<Request<M::State>>,
+        replies: &ArrayQueue<Reply>,
+        stats: &mut Stats,
+    ) -> Result<(), MachineError> {
+        let start = Instant::now();
+        let mut pending: Vec<Option<Vec<Step>>> = Vec::new();
+        let mut free_ids: Vec<u32> = Vec::new();
+        let mut in_flight = 0usize;
+        let mut path = Vec::new();
+        let mut waiting = Duration::ZERO;
+        let mut value: SmallVec<[f64; 4]> = SmallVec::new();
+        let mut seeds = Rng::new(self.config.seed);
+        let mut since_adapt = 0u32;
+        loop {
+            // Results first: they make the graph better for the next selection.
+            while let Some(rep) = replies.pop() {
+                in_flight -= 1;
+                if let Some(p) = pending.get_mut(rep.id as usize).and_then(Option::take) {
+                    value.clear();
+                    value.extend(rep.sums.iter().map(|s| s / rep.count as f64));
+                    self.graph.backprop(&p, &value);
+                }
+                free_ids.push(rep.id);
+            }
+            if Instant::now() >= deadline {
+                break;
+            }
+            if in_flight >= QUEUE || requests.is_full() {
+                // All rollout capacity is busy: wait for a result.
+                let t0 = Instant::now();
+                std::hint::spin_loop();
+                std::thread::yield_now();
+                waiting += t0.elapsed();
+                continue;
+            }
+            match self.graph.select(&mut self.machine, &mut path)? {
+                Leaf::Known(v) => self.graph.backprop(&path, &v),
+                Leaf::Rollout(state) => {
+                    let id = free_ids.pop().unwrap_or_else(|| {
+                        pending.push(None);
+                        pending.len() as u32 - 1
+                    });
+                    pending[id as usize] = Some(std::mem::take(&mut path));
+                    let req = Request { id, state, count: self.per_request, seed: seeds.next_u64() };
+                    if let Err(req) = requests.push(req) {
+                        // Cannot happen (checked above, single producer);
+                        // fall back to no rollout for this path.
+                        pending[req.id as usize] = None;
+                        free_ids.push(req.id);
+                    } else {
+                        in_flight += 1;
+                    }
+                }
+            }
+            stats.iterations += 1;
+            // Adapt playouts per request: keep the request queue about half
+            // full (rollout threads neither starve nor lag far behind).
+            since_adapt += 1;
+            if since_adapt == 256 {
+                since_adapt = 0;
+                let fill = requests.len() as f64 / QUEUE as f64;
+                if fill < 0.25 && self.per_request < 64 {
+                    self.per_request += 1;
+                } else if fill > 0.75 && self.per_request > 1 {
+                    self.per_request -= 1;
+                }
+            }
+            if self.graph.root_solved().is_some() {
+                break;
+            }
+        }
+        // Let the rollouts in flight finish, so their values are not lost.
+        let t0 = Instant::now();
+        while in_flight > 0 && t0.elapsed() < Duration::from_millis(200) {
+            if let Some(rep) = replies.pop() {
+                in_flight -= 1;
+                if let Some(p) = pending.get_mut(rep.id as usize).and_then(Option::take) {
+                    value.clear();
+                    value.extend(rep.sums.iter().map(|s| s / rep.count as f64));
+                    self.graph.backprop(&p, &value);
+                }
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        let total = start.elapsed();
+        stats.search_busy = 1.0 - waiting.as_secs_f64() / total.as_secs_f64().max(1e-9);
+        Ok(())
+    }
+
+    /// Root parallelisation: independent searches merged at the root.
+    fn run_root(&mut self, deadline: Instant) -> Result<Stats, MachineError> {
+        let start = Instant::now();
+        let n = self.config.threads;
+        let root = self.graph.root_state().cloned().ok_or_else(|| MachineError::Other("no root".into()))?;
+        let sub =
+            Config { threads: 1, mode: Mode::Pipeline, pool: (self.config.pool / n).max(1024), ..self.config.clone() };
+        let results: Vec<Result<(Stats, Search<M>), MachineError>> = std::thread::scope(|scope| {
+            let hs: Vec<_> = (0..n)
+                .map(|t| {
+                    let m = self.machine.clone();
+                    let root = root.clone();
+                    let cfg = Config { seed: sub.seed.wrapping_add(t as u64 * 7919), ..sub.clone() };
+                    let pin_threads = self.config.pin;
+                    scope.spawn(move || {
+                        if pin_threads {
+                            pin(t);
+                        }
+                        let mut s = Search::new(m, root, cfg)?;
+                        let st = s.run_inline(deadline)?;
+                        Ok((st, s))
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(MachineError::Other("a search thread panicked".into()))))
+                .collect()
+        });
+        let mut stats = Stats::default();
+        let mut searches = Vec::new();
+        for r in results {
+            let (st, s) = r?;
+            stats.iterations += st.iterations;
+            stats.rollouts += st.rollouts;
+            stats.nodes += st.nodes;
+            stats.pool += st.pool;
+            searches.push(s);
+        }
+        // Merge: the first graph's root gets every graph's root statistics.
+        let roles = self.machine.roles().len();
+        let mut merged = searches.remove(0);
+        for role in 0..roles {
+            let Some((moves, mut visits, mut sums)) = merged.graph.root_stats(role) else { continue };
+            for s in &searches {
+                if let Some((m2, v2, s2)) = s.graph.root_stats(role) {
+                    if m2 == moves {
+                        for i in 0..visits.len() {
+                            visits[i] += v2[i];
+                            sums[i] += s2[i];
+                        }
+                    }
+                }
+            }
+            merged.graph.set_root_stats(role, visits, sums);
+        }
+        self.graph = merged.graph;
+        stats.seconds = start.elapsed().as_secs_f64();
+        stats.search_busy = 1.0;
+        stats.per_request = 1;
+        Ok(stats)
+    }
+
+    /// `role`'s move to play now, with its value (0..1) and visits.
+    pub fn best(&self, role: usize) -> Option<(M::Move, f64, u32)> {
+        self.graph.best(role)
+    }
+}
