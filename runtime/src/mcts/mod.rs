@@ -127,6 +127,9 @@ where
     machine: M,
     config: Config,
     per_request: u32,
+    /// Seeds each run, so that successive runs (pondering in slices) do
+    /// not repeat the same playouts.
+    seeds: Rng,
 }
 
 impl<M: Simulator> Search<M>
@@ -136,7 +139,8 @@ where
 {
     pub fn new(mut machine: M, root: M::State, config: Config) -> Result<Self, MachineError> {
         let graph = Graph::new(&mut machine, root, config.pool, config.exploration, config.seed)?;
-        Ok(Search { graph, machine, config, per_request: 1 })
+        let seeds = Rng::new(config.seed ^ 0x5eed);
+        Ok(Search { graph, machine, config, per_request: 1, seeds })
     }
 
     pub fn machine(&mut self) -> &mut M {
@@ -166,7 +170,7 @@ where
         let roles = self.machine.roles().len();
         let mut path = Vec::new();
         let mut goals = vec![0.0; roles];
-        let mut rng = Rng::new(self.config.seed ^ 0x9e37_79b9);
+        let mut rng = Rng::new(self.seeds.next_u64());
         let mut stats = Stats::default();
         if self.config.pin {
             pin(0);
@@ -209,7 +213,7 @@ where
         let rollouts = AtomicU64::new(0);
         let roles = self.machine.roles().len();
         let pin_threads = self.config.pin;
-        let seed = self.config.seed;
+        let seed = self.seeds.next_u64();
         let mut stats = Stats::default();
         let result: Result<(), MachineError> = std::thread::scope(|scope| {
             let mut workers = Vec::new();
@@ -296,7 +300,7 @@ where
         let mut path = Vec::new();
         let mut waiting = Duration::ZERO;
         let mut value: SmallVec<[f64; 4]> = SmallVec::new();
-        let mut seeds = Rng::new(self.config.seed);
+        let mut seeds = Rng::new(self.seeds.next_u64());
         let mut since_adapt = 0u32;
         loop {
             // Results first: they make the graph better for the next selection.
