@@ -1,10 +1,13 @@
 //! `propel`: the command-line front of the toolchain.
 
+mod chart;
 mod cmd;
+mod ggp;
 mod machines;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
+use tracing_subscriber::prelude::*;
 
 #[derive(Parser)]
 #[command(name = "propel", version, about = "General Game Playing toolchain: GDL -> propnet -> native code")]
@@ -36,6 +39,12 @@ enum Command {
     Bench(cmd::bench::Args),
     /// Monte Carlo tree search from the initial state.
     Search(cmd::search::Args),
+    /// The GGP player: serve the GGP protocol over HTTP.
+    Serve(cmd::serve::Args),
+    /// Run matches over HTTP between GGP players (URLs or built-in ones).
+    Match(cmd::play_match::Args),
+    /// Render match records and statistics as a self-contained HTML page.
+    Report(cmd::report::Args),
 }
 
 fn init_logging(verbose: u8) {
@@ -49,7 +58,20 @@ fn init_logging(verbose: u8) {
     let directives = format!("warn,propel={default},propel_compiler={default},propel_runtime={default}");
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(directives));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+    let console = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_target(false)
+        .with_filter(filter);
+    // Matches' own files get our crates' debug events, whatever the console shows.
+    let ours = tracing::level_filters::LevelFilter::DEBUG;
+    let files = ggp::logs::MatchFiles.with_filter(
+        tracing_subscriber::filter::Targets::new()
+            .with_target("propel", ours)
+            .with_target("propel_compiler", ours)
+            .with_target("propel_runtime", ours),
+    );
+    tracing_subscriber::registry().with(console).with(files).init();
 }
 
 fn main() -> ExitCode {
@@ -65,6 +87,9 @@ fn main() -> ExitCode {
         Command::Compile(a) => cmd::compile::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Search(a) => cmd::search::run(a),
+        Command::Serve(a) => cmd::serve::run(a),
+        Command::Match(a) => cmd::play_match::run(a),
+        Command::Report(a) => cmd::report::run(a),
     };
     match result {
         Ok(code) => code,

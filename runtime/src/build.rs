@@ -172,19 +172,75 @@ fn try_split(c: &Compiled, single: &PropnetMachine) -> Option<Split> {
     Some(Split { base, off, on, report })
 }
 
-/// Grounds, compiles and optimises `game`, and builds its machine.
-pub fn propnet_machine(game: &Arc<Game>, opts: &PropnetOptions) -> Result<Built, CompileError> {
+/// A compiled propnet with the split decided (measured, as the interpreter
+/// runs it): both the interpreted and the native machine can be made from
+/// it without grounding again.
+pub struct Prepared {
+    compiled: Compiled,
+    split: Option<Split>,
+    single: PropnetMachine,
+}
+
+/// Grounds, compiles and optimises `game`, and decides the split network.
+pub fn prepare(game: &Arc<Game>, opts: &PropnetOptions) -> Result<Prepared, CompileError> {
     let c = compile(game, &opts.limits, &opts.passes)?;
     let single = PropnetMachine::new(Arc::new(Topology::new(&c.net, c.goal_net.clone())));
     let split = if opts.passes.contains(&Pass::Split) { try_split(&c, &single) } else { None };
-    let machine = match &split {
-        Some(s) if s.report.kept => PropnetMachine::split(
-            s.base as u32,
-            Arc::new(Topology::new(&s.off, c.goal_net.clone())),
-            Arc::new(Topology::new(&s.on, c.goal_net.clone())),
-        ),
-        _ => single,
-    };
+    Ok(Prepared { compiled: c, split, single })
+}
+
+impl Prepared {
+    fn kept_split(&self) -> Option<&Split> {
+        self.split.as_ref().filter(|s| s.report.kept)
+    }
+
+    /// The interpreted machine.
+    pub fn propnet(&self) -> PropnetMachine {
+        let goal_net = &self.compiled.goal_net;
+        match self.kept_split() {
+            Some(s) => PropnetMachine::split(
+                s.base as u32,
+                Arc::new(Topology::new(&s.off, goal_net.clone())),
+                Arc::new(Topology::new(&s.on, goal_net.clone())),
+            ),
+            None => self.single.clone(),
+        }
+    }
+
+    /// Native code generated in memory for the same network.
+    pub fn jit(
+        &self,
+        name: &str,
+    ) -> Result<(crate::native::NativeMachine, propel_compiler::lower::CodeStats), JitError> {
+        let c = &self.compiled;
+        let machine = match self.kept_split() {
+            Some(s) => propel_compiler::lower::Machine {
+                engines: vec![&s.off, &s.on],
+                split: Some(s.base as u32),
+                goal_net: c.goal_net.as_ref(),
+            },
+            None => {
+                propel_compiler::lower::Machine { engines: vec![&c.net], split: None, goal_net: c.goal_net.as_ref() }
+            }
+        };
+        let code = propel_compiler::lower::jit(&machine, name)?;
+        let stats = code.stats.clone();
+        let fns = code.fns;
+        let layout = code.layout.clone();
+        let native = native_code(&c.net, fns, layout, Box::new(code));
+        Ok((crate::native::NativeMachine::new(Arc::new(native)), stats))
+    }
+
+    pub fn report(&self) -> &[StageReport] {
+        &self.compiled.report
+    }
+}
+
+/// Grounds, compiles and optimises `game`, and builds its machine.
+pub fn propnet_machine(game: &Arc<Game>, opts: &PropnetOptions) -> Result<Built, CompileError> {
+    let p = prepare(game, opts)?;
+    let machine = p.propnet();
+    let Prepared { compiled: c, split, .. } = p;
     Ok(Built { machine, report: c.report, split: split.map(|s| s.report), demand: c.demand, net: c.net })
 }
 
@@ -230,28 +286,10 @@ pub fn native_code(
 /// Grounds, compiles and optimises `game`, decides the split as the
 /// interpreter does (measured), then generates native code in memory.
 pub fn jit_machine(game: &Arc<Game>, opts: &PropnetOptions) -> Result<BuiltJit, JitError> {
-    let c = compile(game, &opts.limits, &opts.passes)?;
-    let split = if opts.passes.contains(&Pass::Split) {
-        let single = PropnetMachine::new(Arc::new(Topology::new(&c.net, c.goal_net.clone())));
-        try_split(&c, &single).filter(|s| s.report.kept)
-    } else {
-        None
-    };
-    let machine = match &split {
-        Some(s) => propel_compiler::lower::Machine {
-            engines: vec![&s.off, &s.on],
-            split: Some(s.base as u32),
-            goal_net: c.goal_net.as_ref(),
-        },
-        None => propel_compiler::lower::Machine { engines: vec![&c.net], split: None, goal_net: c.goal_net.as_ref() },
-    };
-    let code = propel_compiler::lower::jit(&machine, &game.name)?;
-    let stats = code.stats.clone();
-    let fns = code.fns;
-    let layout = code.layout.clone();
-    let native = native_code(&c.net, fns, layout, Box::new(code));
-    let machine = crate::native::NativeMachine::new(Arc::new(native));
-    Ok(BuiltJit { machine, report: c.report, code: stats, demand: c.demand, net: c.net })
+    let p = prepare(game, opts)?;
+    let (machine, code) = p.jit(&game.name)?;
+    let Prepared { compiled: c, .. } = p;
+    Ok(BuiltJit { machine, report: c.report, code, demand: c.demand, net: c.net })
 }
 
 #[derive(Debug, thiserror::Error)]

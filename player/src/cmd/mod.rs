@@ -6,8 +6,11 @@ pub mod compare;
 pub mod compile;
 pub mod corpus;
 pub mod perft;
+pub mod play_match;
 pub mod playouts;
+pub mod report;
 pub mod search;
+pub mod serve;
 pub mod trace;
 
 use propel_runtime::Goal;

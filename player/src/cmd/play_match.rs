@@ -1,0 +1,151 @@
+//! `propel match GAME --player URL|builtin:NAME ... --start-clock S
+//! --play-clock P [--matches N] [--round-robin] [-o DIR]`: runs matches
+//! over HTTP, writes each as a ggp.org-style JSON record, and prints a
+//! summary per player.
+
+use crate::ggp::manager::{pairings, player_name, run_match, Clocks, Seat};
+use crate::ggp::protocol::forms;
+use crate::ggp::server::Server;
+use crate::ggp::PlayerArgs;
+use crate::machines::load_game;
+use anyhow::{Context as _, Result};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The game (.kif).
+    game: PathBuf,
+    /// A player: its URL (http://host:port), or builtin:mcts, builtin:random,
+    /// builtin:legal (started in this process on a free port). In role order.
+    #[arg(long = "player", required = true)]
+    players: Vec<String>,
+    #[arg(long, default_value_t = 10.0)]
+    start_clock: f64,
+    #[arg(long, default_value_t = 5.0)]
+    play_clock: f64,
+    /// Seconds allowed beyond each clock for the network.
+    #[arg(long, default_value_t = 0.5)]
+    grace: f64,
+    /// Matches per pairing.
+    #[arg(long, default_value_t = 1)]
+    matches: usize,
+    /// Every ordered choice of distinct players for the roles.
+    #[arg(long)]
+    round_robin: bool,
+    /// Where match records, statistics and built-in players' logs go.
+    #[arg(short, long, default_value = "matches")]
+    out: PathBuf,
+    #[command(flatten)]
+    player: PlayerArgs,
+}
+
+/// Per player: matches, goal sum, wins/draws/losses, errors.
+#[derive(Default, Clone)]
+struct Tally {
+    matches: usize,
+    goals: Vec<f64>,
+    wins: usize,
+    draws: usize,
+    losses: usize,
+    errors: usize,
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let game = load_game(&a.game)?;
+    let text = std::fs::read_to_string(&a.game).with_context(|| format!("reading {}", a.game.display()))?;
+    let rules = forms(&game.name, &text)?;
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+
+    // Built-in players live as long as this command.
+    let mut servers = Vec::new();
+    let mut seats: Vec<Seat> = Vec::new();
+    for p in &a.players {
+        let (label, url) = match p.strip_prefix("builtin:") {
+            Some(strategy) => {
+                let n = seats.iter().filter(|s| s.label.starts_with(strategy)).count();
+                let label = if n == 0 { strategy.to_string() } else { format!("{strategy}-{}", n + 1) };
+                let cfg = a.player.config(&label, strategy, Some(a.out.join("logs")))?;
+                let server = Server::start("127.0.0.1:0", cfg)?;
+                let url = server.url();
+                servers.push(server);
+                (label, url)
+            }
+            None => {
+                let url = p.trim_end_matches('/').to_string();
+                (player_name(&url).map_or_else(|| url.clone(), |n| format!("{n}@{url}")), url)
+            }
+        };
+        seats.push(Seat { label, url });
+    }
+
+    let roles = game.role_names();
+    let schedule = pairings(seats.len(), roles.len(), a.round_robin)?;
+    let clocks = Clocks { start: a.start_clock, play: a.play_clock, grace: a.grace };
+    let stem: String = a
+        .game
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_lowercase())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let total = schedule.len() * a.matches;
+    let bar = indicatif::ProgressBar::new(total as u64);
+    let mut tally = vec![Tally::default(); seats.len()];
+    let mut k = 0;
+    for rep in 0..a.matches {
+        for pairing in &schedule {
+            k += 1;
+            let id = format!("propel.{stem}.{stamp}.{k}");
+            let match_seats: Vec<Seat> = pairing.iter().map(|&p| seats[p].clone()).collect();
+            let seed = a.player.seed ^ ((rep as u64) << 32) ^ k as u64;
+            let out = run_match(&game, &rules, &match_seats, &clocks, &id, &a.out, seed)?;
+            for (i, &p) in pairing.iter().enumerate() {
+                let t = &mut tally[p];
+                let g = out.goals[i];
+                let best_other = out.goals.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, &x)| x).max();
+                t.matches += 1;
+                t.goals.push(g as f64);
+                t.errors += out.errors[i];
+                match best_other {
+                    Some(o) if g > o => t.wins += 1,
+                    Some(o) if g == o => t.draws += 1,
+                    Some(_) => t.losses += 1,
+                    None => {}
+                }
+            }
+            bar.inc(1);
+        }
+    }
+    bar.finish_and_clear();
+    println!(
+        "{:<28} {:>7} {:>16} {:>5} {:>5} {:>6} {:>6}",
+        "player", "matches", "mean goal (95%)", "wins", "draws", "losses", "errors"
+    );
+    for (s, t) in seats.iter().zip(&tally) {
+        let (mean, half) = mean_ci(&t.goals);
+        println!(
+            "{:<28} {:>7} {:>9.1} ± {:<4.1} {:>5} {:>5} {:>6} {:>6}",
+            s.label, t.matches, mean, half, t.wins, t.draws, t.losses, t.errors
+        );
+    }
+    println!("records in {}", a.out.display());
+    drop(servers);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Mean and the half-width of a normal 95% confidence interval.
+pub fn mean_ci(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    if xs.is_empty() {
+        return (0.0, 0.0);
+    }
+    let mean = xs.iter().sum::<f64>() / n;
+    if xs.len() < 2 {
+        return (mean, 0.0);
+    }
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, 1.96 * (var / n).sqrt())
+}

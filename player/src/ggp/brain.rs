@@ -1,0 +1,180 @@
+//! A player's view of one match on one state machine: the current state,
+//! moves in KIF, and the strategy that picks a move. Object-safe, so that a
+//! match can switch machines (prover, then propnet, then JIT) as they are
+//! built, replaying the moves so far on the new one.
+
+use anyhow::{anyhow, bail, Result};
+use propel_runtime::mcts::{Config, Search, Stats};
+use propel_runtime::simulate::Simulator;
+use propel_runtime::Rng;
+use std::time::Instant;
+
+/// How a player picks its moves.
+#[derive(Clone, Debug)]
+pub enum Strategy {
+    Mcts(Config),
+    /// A uniformly random legal move.
+    Random,
+    /// The first legal move.
+    Legal,
+}
+
+/// The move to play, with what the search knows of it.
+#[derive(Clone, Debug)]
+pub struct Choice {
+    pub mv: String,
+    /// Expected goal (0..100) when searched.
+    pub value: Option<f64>,
+    pub visits: u32,
+}
+
+pub trait Brain: Send {
+    /// The machine's name (prover, propnet, jit).
+    fn machine(&self) -> &'static str;
+    fn roles(&self) -> &[String];
+    /// `role`'s legal moves in the current state, canonical KIF.
+    fn legal(&mut self, role: usize) -> Result<Vec<String>>;
+    fn terminal(&mut self) -> Result<bool>;
+    /// Goals in the current state (for the log at the end).
+    fn goals(&mut self) -> Result<Vec<u8>>;
+    /// Plays a joint move (KIF, one per role in role order). Refuses, and
+    /// keeps the state, when a move is not legal.
+    fn advance(&mut self, joint: &[String]) -> Result<()>;
+    /// Searches until `deadline`; `None` for strategies that do not search.
+    fn think(&mut self, deadline: Instant) -> Result<Option<Stats>>;
+    /// `role`'s move now.
+    fn choose(&mut self, role: usize) -> Result<Choice>;
+}
+
+enum Engine<M: Simulator>
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    Search(Box<Search<M>>),
+    Plain(M),
+}
+
+/// A [`Brain`] over any machine.
+pub struct MachineBrain<M: Simulator>
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    name: &'static str,
+    roles: Vec<String>,
+    state: M::State,
+    engine: Engine<M>,
+    rng: Rng,
+    /// The `legal` strategy: always the first legal move.
+    first_legal: bool,
+    scratch: Vec<M::Move>,
+}
+
+impl<M: Simulator> MachineBrain<M>
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    pub fn new(name: &'static str, mut m: M, strategy: &Strategy, seed: u64) -> Result<Self> {
+        let roles = m.roles().to_vec();
+        let state = m.initial_state()?;
+        let engine = match strategy {
+            Strategy::Mcts(cfg) => Engine::Search(Box::new(Search::new(m, state.clone(), cfg.clone())?)),
+            _ => Engine::Plain(m),
+        };
+        let first_legal = matches!(strategy, Strategy::Legal);
+        Ok(MachineBrain { name, roles, state, engine, rng: Rng::new(seed), first_legal, scratch: Vec::new() })
+    }
+
+    fn m(&mut self) -> &mut M {
+        match &mut self.engine {
+            Engine::Search(s) => s.machine(),
+            Engine::Plain(m) => m,
+        }
+    }
+
+    fn legal_moves(&mut self, role: usize) -> Result<Vec<M::Move>> {
+        let mut out = std::mem::take(&mut self.scratch);
+        let s = self.state.clone();
+        self.m().legal_moves(&s, role, &mut out)?;
+        Ok(out)
+    }
+}
+
+impl<M: Simulator> Brain for MachineBrain<M>
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    fn machine(&self) -> &'static str {
+        self.name
+    }
+
+    fn roles(&self) -> &[String] {
+        &self.roles
+    }
+
+    fn legal(&mut self, role: usize) -> Result<Vec<String>> {
+        let moves = self.legal_moves(role)?;
+        let m = self.m();
+        let kif = moves.iter().map(|&mv| m.move_kif(mv)).collect();
+        self.scratch = moves;
+        Ok(kif)
+    }
+
+    fn terminal(&mut self) -> Result<bool> {
+        let s = self.state.clone();
+        Ok(self.m().is_terminal(&s)?)
+    }
+
+    fn goals(&mut self) -> Result<Vec<u8>> {
+        let s = self.state.clone();
+        let n = self.roles.len();
+        let m = self.m();
+        (0..n).map(|r| Ok(m.goal(&s, r)?.score())).collect()
+    }
+
+    fn advance(&mut self, joint: &[String]) -> Result<()> {
+        if joint.len() != self.roles.len() {
+            bail!("{} moves for {} roles", joint.len(), self.roles.len());
+        }
+        let mut chosen = Vec::with_capacity(joint.len());
+        for (r, kif) in joint.iter().enumerate() {
+            let moves = self.legal_moves(r)?;
+            let found = moves.iter().copied().find(|&mv| self.m().move_kif(mv) == *kif);
+            self.scratch = moves;
+            match found {
+                Some(mv) => chosen.push(mv),
+                None => bail!("`{kif}` is not a legal move of {}", self.roles[r]),
+            }
+        }
+        let s = self.state.clone();
+        let next = self.m().next_state(&s, &chosen)?;
+        if let Engine::Search(search) = &mut self.engine {
+            search.set_root(next.clone())?;
+        }
+        self.state = next;
+        Ok(())
+    }
+
+    fn think(&mut self, deadline: Instant) -> Result<Option<Stats>> {
+        match &mut self.engine {
+            Engine::Search(s) => Ok(Some(s.run(deadline)?)),
+            Engine::Plain(_) => Ok(None),
+        }
+    }
+
+    fn choose(&mut self, role: usize) -> Result<Choice> {
+        if let Engine::Search(s) = &mut self.engine {
+            if let Some((mv, v, n)) = s.best(role) {
+                let mv = s.machine().move_kif(mv);
+                return Ok(Choice { mv, value: Some(v * 100.0), visits: n });
+            }
+        }
+        let legal = self.legal(role)?;
+        let pick = if self.first_legal { 0 } else { self.rng.below(legal.len().max(1)) };
+        let mv = legal.get(pick).cloned().ok_or_else(|| anyhow!("{} has no legal move", self.roles[role]))?;
+        Ok(Choice { mv, value: None, visits: 0 })
+    }
+}

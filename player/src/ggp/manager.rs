@@ -1,0 +1,301 @@
+//! A game manager: runs matches over HTTP against GGP players, with the
+//! reference prover as referee. Clocks are enforced (a move later than the
+//! play clock plus a small grace for the network is a timeout); a
+//! timed-out, malformed or illegal move is replaced by a random legal one
+//! and recorded as an error. Each match is written as JSON with the fields
+//! of ggp.org's match records.
+
+use super::protocol::{forms, moves_kif, parse_move};
+use anyhow::{anyhow, bail, Context as _, Result};
+use propel_compiler::Game;
+use propel_runtime::{Prover, Rng, StateMachine};
+use serde_json::json;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+use tracing::{info, warn};
+
+/// A player taking part: its label in records and its address.
+#[derive(Clone, Debug)]
+pub struct Seat {
+    pub label: String,
+    pub url: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Clocks {
+    pub start: f64,
+    pub play: f64,
+    /// Seconds allowed on top of each clock for the network.
+    pub grace: f64,
+}
+
+/// A finished match, as written.
+pub struct Outcome {
+    pub goals: Vec<u8>,
+    /// Errors per seat (timeouts, illegal or malformed moves, start failures).
+    pub errors: Vec<usize>,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// One answer from a player: the body, or why there is none; and the time.
+struct Answer {
+    body: Result<String, String>,
+    ms: u64,
+}
+
+fn agent(timeout: f64) -> ureq::Agent {
+    let cfg = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs_f64(timeout.max(0.05))))
+        .http_status_as_error(false)
+        .build();
+    ureq::Agent::new_with_config(cfg)
+}
+
+fn post(url: &str, body: &str, timeout: f64) -> Answer {
+    let t = Instant::now();
+    let r = agent(timeout).post(url).header("Content-Type", "text/acl").send(body);
+    let body = match r {
+        Ok(mut resp) => {
+            let status = resp.status().as_u16();
+            match resp.body_mut().read_to_string() {
+                Ok(s) if status == 200 => Ok(s),
+                Ok(s) => Err(format!("HTTP {status}: {}", s.trim())),
+                Err(e) => Err(format!("reading the answer: {e}")),
+            }
+        }
+        Err(ureq::Error::Timeout(_)) => Err("timeout".into()),
+        Err(e) => Err(e.to_string()),
+    };
+    let ms = t.elapsed().as_millis() as u64;
+    let body = match body {
+        Ok(_) if ms as f64 > timeout * 1000.0 => Err(format!("late ({ms} ms)")),
+        b => b,
+    };
+    Answer { body, ms }
+}
+
+/// The same message to every seat at once.
+fn post_all(seats: &[Seat], body: &str, timeout: f64) -> Vec<Answer> {
+    std::thread::scope(|s| {
+        let hs: Vec<_> = seats.iter().map(|seat| s.spawn(move || post(&seat.url, body, timeout))).collect();
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or(Answer { body: Err("request thread failed".into()), ms: 0 }))
+            .collect()
+    })
+}
+
+/// Asks a player its name (`info`); `None` when it does not say.
+pub fn player_name(url: &str) -> Option<String> {
+    let body = post(url, "(info)", 5.0).body.ok()?;
+    let f = forms("info", &body).ok()?;
+    let text = f.first()?;
+    let i = text.find("(name ")? + 6;
+    let rest = &text[i..];
+    Some(rest[..rest.find(')')?].to_string())
+}
+
+/// Plays one match; `dir` gets `MATCH_ID.json` and the players' statistics
+/// (`MATCH_ID/SEAT.stats.jsonl`, when a player serves them).
+pub fn run_match(
+    game: &Arc<Game>,
+    rules: &[String],
+    seats: &[Seat],
+    clocks: &Clocks,
+    id: &str,
+    dir: &Path,
+    seed: u64,
+) -> Result<Outcome> {
+    let mut m = Prover::new(game.clone())?;
+    let roles = m.roles().to_vec();
+    if seats.len() != roles.len() {
+        bail!("{} players for {} roles", seats.len(), roles.len());
+    }
+    let mut rng = Rng::new(seed);
+    let start_time = now_ms();
+    let mut errors_by_seat = vec![0usize; seats.len()];
+    info!(
+        "match {id}: {}",
+        seats.iter().zip(&roles).map(|(s, r)| format!("{} as {r}", s.label)).collect::<Vec<_>>().join(", ")
+    );
+
+    let mut start_errors = Vec::new();
+    let rules_text = rules.join(" ");
+    let answers: Vec<Answer> = std::thread::scope(|s| {
+        let hs: Vec<_> = seats
+            .iter()
+            .zip(&roles)
+            .map(|(seat, role)| {
+                let body = format!("(start {id} {role} ({rules_text}) {} {})", clocks.start, clocks.play);
+                let t = clocks.start + clocks.grace;
+                s.spawn(move || post(&seat.url, &body, t))
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or(Answer { body: Err("request thread failed".into()), ms: 0 }))
+            .collect()
+    });
+    for (i, a) in answers.iter().enumerate() {
+        let e = match &a.body {
+            Ok(b) if b.trim().eq_ignore_ascii_case("ready") => String::new(),
+            Ok(b) => format!("start: answered `{}`", b.trim()),
+            Err(e) => format!("start: {e}"),
+        };
+        if !e.is_empty() {
+            warn!("{}: {e}", seats[i].label);
+            errors_by_seat[i] += 1;
+        }
+        start_errors.push(e);
+    }
+
+    let mut state = m.initial_state()?;
+    let mut states = vec![state_text(&mut m, &state)];
+    let mut state_times = vec![now_ms()];
+    let (mut moves, mut errors, mut move_times) = (Vec::new(), Vec::new(), Vec::new());
+    let mut last: Option<Vec<String>> = None;
+    let mut legal = Vec::new();
+    let max_turns = propel_runtime::playout::MAX_PLAYOUT_STEPS as usize;
+    while !m.is_terminal(&state)? {
+        if moves.len() >= max_turns {
+            bail!("no terminal state after {max_turns} turns");
+        }
+        let msg = format!("(play {id} {})", last.as_ref().map_or("nil".to_string(), |j| moves_kif(j)));
+        let answers = post_all(seats, &msg, clocks.play + clocks.grace);
+        let (mut joint, mut kif, mut errs, mut times) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (r, a) in answers.iter().enumerate() {
+            m.legal_moves(&state, r, &mut legal)?;
+            if legal.is_empty() {
+                bail!("role {} has no legal move in a non-terminal state", roles[r]);
+            }
+            let wanted = a.body.as_ref().map_err(|e| e.clone()).and_then(|b| {
+                let mv = parse_move(b).ok_or_else(|| format!("malformed move `{}`", b.trim()))?;
+                legal.iter().copied().find(|&l| m.move_kif(l) == mv).ok_or(format!("illegal move `{mv}`"))
+            });
+            let mv = match wanted {
+                Ok(mv) => {
+                    errs.push(String::new());
+                    mv
+                }
+                Err(e) => {
+                    warn!("{} (turn {}): {e}; playing a random legal move instead", seats[r].label, moves.len());
+                    errors_by_seat[r] += 1;
+                    errs.push(e);
+                    legal[rng.below(legal.len())]
+                }
+            };
+            joint.push(mv);
+            kif.push(m.move_kif(mv));
+            times.push(a.ms);
+        }
+        state = m.next_state(&state, &joint)?;
+        states.push(state_text(&mut m, &state));
+        state_times.push(now_ms());
+        moves.push(kif.clone());
+        errors.push(errs);
+        move_times.push(times);
+        last = Some(kif);
+    }
+    let goals: Vec<u8> = (0..roles.len()).map(|r| Ok(m.goal(&state, r)?.score())).collect::<Result<_>>()?;
+    let stop = format!("(stop {id} {})", last.as_ref().map_or("nil".to_string(), |j| moves_kif(j)));
+    for (seat, a) in seats.iter().zip(post_all(seats, &stop, clocks.play + clocks.grace)) {
+        if let Err(e) = a.body {
+            warn!("{}: stop: {e}", seat.label);
+        }
+    }
+    info!(
+        "match {id}: goals {}",
+        seats.iter().zip(&goals).map(|(s, g)| format!("{} {g}", s.label)).collect::<Vec<_>>().join(", ")
+    );
+
+    // Statistics, from players that serve them.
+    let stats_dir = dir.join(id);
+    for (seat, role) in seats.iter().zip(&roles) {
+        let url = format!("{}/matches/{id}/stats", seat.url.trim_end_matches('/'));
+        if let Ok(mut resp) = agent(5.0).get(&url).call() {
+            if resp.status() == 200 {
+                if let Ok(text) = resp.body_mut().read_to_string() {
+                    std::fs::create_dir_all(&stats_dir)?;
+                    std::fs::write(stats_dir.join(format!("{role}.stats.jsonl")), text)?;
+                }
+            }
+        }
+    }
+
+    let record = json!({
+        "matchId": id,
+        "gameName": game.name,
+        "gameRoleNames": roles,
+        "playerNamesFromHost": seats.iter().map(|s| s.label.clone()).collect::<Vec<_>>(),
+        "startClock": clocks.start,
+        "playClock": clocks.play,
+        "startTime": start_time,
+        "states": states,
+        "stateTimes": state_times,
+        "moves": moves,
+        "moveTimes": move_times,
+        "errors": errors,
+        "startErrors": start_errors,
+        "goalValues": goals,
+        "isCompleted": true,
+        "isAborted": false,
+    });
+    let path = dir.join(format!("{id}.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(&record)?)
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(Outcome { goals, errors: errors_by_seat })
+}
+
+fn state_text(m: &mut Prover, s: &<Prover as StateMachine>::State) -> String {
+    format!("({})", m.state_kif(s).join(" "))
+}
+
+/// Seats for every match: `players` in order, or with `round_robin`
+/// every ordered choice of distinct players for the roles.
+pub fn pairings(players: usize, roles: usize, round_robin: bool) -> Result<Vec<Vec<usize>>> {
+    if !round_robin {
+        if players != roles {
+            bail!("the game has {roles} roles but {players} players were given (or use --round-robin)");
+        }
+        return Ok(vec![(0..roles).collect()]);
+    }
+    if players < roles {
+        bail!("a round robin needs at least {roles} players");
+    }
+    let mut out = Vec::new();
+    let mut cur = Vec::new();
+    fn rec(players: usize, roles: usize, cur: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+        if cur.len() == roles {
+            out.push(cur.clone());
+            return;
+        }
+        for p in 0..players {
+            if !cur.contains(&p) {
+                cur.push(p);
+                rec(players, roles, cur, out);
+                cur.pop();
+            }
+        }
+    }
+    rec(players, roles, &mut cur, &mut out);
+    if out.len() > 10_000 {
+        return Err(anyhow!("{} pairings: too many for a round robin", out.len()));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pairings;
+
+    #[test]
+    fn round_robin_pairings() {
+        assert_eq!(pairings(2, 2, false).unwrap(), vec![vec![0, 1]]);
+        assert!(pairings(3, 2, false).is_err());
+        assert_eq!(pairings(3, 2, true).unwrap().len(), 6);
+        assert_eq!(pairings(3, 1, true).unwrap(), vec![vec![0], vec![1], vec![2]]);
+        assert!(pairings(1, 2, true).is_err());
+    }
+}

@@ -1,0 +1,71 @@
+//! The GGP player and game manager: the protocol's messages, a player's
+//! view of a match on a state machine, match threads, the HTTP server,
+//! per-match logs, and the match runner.
+
+pub mod brain;
+pub mod logs;
+pub mod manager;
+pub mod matches;
+pub mod protocol;
+pub mod server;
+
+use crate::machines::MachineKind;
+use anyhow::{bail, Result};
+use brain::Strategy;
+use matches::PlayerConfig;
+use propel_runtime::mcts::{Config, Mode};
+use std::path::PathBuf;
+
+/// How players started by `serve` and `match` search.
+#[derive(clap::Args, Clone, Debug)]
+pub struct PlayerArgs {
+    /// Search threads per match (pipeline: one searches, the others run rollouts).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Nodes in each match's search graph.
+    #[arg(long, default_value_t = 500_000)]
+    pub pool: usize,
+    /// UCB exploration constant (values 0..1).
+    #[arg(long, default_value_t = 0.7)]
+    pub exploration: f64,
+    /// Seconds kept in hand on each clock for the network (at most 30% of the clock).
+    #[arg(long, default_value_t = 1.0)]
+    pub margin: f64,
+    /// Machines built in the background after the prover, in order of preference.
+    #[arg(long, default_value = "propnet,jit", value_delimiter = ',')]
+    pub machines: Vec<MachineKind>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+impl PlayerArgs {
+    /// A player's configuration for the strategy called `strategy`.
+    pub fn config(&self, name: &str, strategy: &str, log_dir: Option<PathBuf>) -> Result<PlayerConfig> {
+        let strategy = match strategy {
+            "mcts" => Strategy::Mcts(Config {
+                threads: self.threads.max(1),
+                mode: Mode::Pipeline,
+                pool: self.pool,
+                exploration: self.exploration,
+                pin: false,
+                seed: self.seed,
+            }),
+            "random" => Strategy::Random,
+            "legal" => Strategy::Legal,
+            other => bail!("unknown strategy `{other}` (mcts, random or legal)"),
+        };
+        for m in &self.machines {
+            if !matches!(m, MachineKind::Propnet | MachineKind::Jit | MachineKind::Prover) {
+                bail!("a player can build prover, propnet or jit machines, not {}", m.name());
+            }
+        }
+        Ok(PlayerConfig {
+            name: name.to_string(),
+            strategy,
+            margin: self.margin,
+            log_dir,
+            machines: self.machines.clone(),
+            seed: self.seed,
+        })
+    }
+}

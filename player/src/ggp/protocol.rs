@@ -1,0 +1,269 @@
+//! The GGP protocol's messages: parsing a request body (KIF, any case) and
+//! printing moves canonically, the way the state machines print them.
+
+use propel_compiler::reader::{read, Node, NodeId, Sexprs};
+use propel_compiler::{Source, SymbolTable};
+
+/// A request from a game manager.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Message {
+    Info,
+    Preview {
+        clock: f64,
+    },
+    Start {
+        id: String,
+        role: String,
+        /// The rules as KIF text, ready for the front end.
+        rules: String,
+        start_clock: f64,
+        play_clock: f64,
+    },
+    /// `moves` is `None` on the first turn (`nil`), else one move per role.
+    Play {
+        id: String,
+        moves: Option<Vec<String>>,
+    },
+    Stop {
+        id: String,
+        moves: Option<Vec<String>>,
+    },
+    Abort {
+        id: String,
+    },
+}
+
+impl Message {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Message::Info => "info",
+            Message::Preview { .. } => "preview",
+            Message::Start { .. } => "start",
+            Message::Play { .. } => "play",
+            Message::Stop { .. } => "stop",
+            Message::Abort { .. } => "abort",
+        }
+    }
+
+    pub fn match_id(&self) -> Option<&str> {
+        match self {
+            Message::Start { id, .. } | Message::Play { id, .. } | Message::Stop { id, .. } | Message::Abort { id } => {
+                Some(id)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What is wrong with a request.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ProtocolError {
+    #[error("{0}")]
+    Syntax(String),
+    #[error("empty request")]
+    Empty,
+    #[error("more than one message in the request")]
+    Several,
+    #[error("unknown message `{0}` (expected info, preview, start, play, stop or abort)")]
+    Unknown(String),
+    #[error("`{msg}`: {what}")]
+    Shape { msg: &'static str, what: String },
+}
+
+/// Parses one request body.
+pub fn parse(text: &str) -> Result<Message, ProtocolError> {
+    let src = Source::new("request", text.as_bytes().to_vec());
+    let mut syms = SymbolTable::new();
+    let sx = read(&src, &mut syms).map_err(|e| ProtocolError::Syntax(e.to_string()))?;
+    let top = match sx.top.as_slice() {
+        [] => return Err(ProtocolError::Empty),
+        [one] => *one,
+        _ => return Err(ProtocolError::Several),
+    };
+    let r = Reader { sx: &sx, syms: &syms, text };
+    let (head, args) = match sx.node(top) {
+        // A bare `info` is accepted too.
+        Node::Sym(s, _) => (syms.name(*s).to_string(), &[][..]),
+        Node::List { .. } => {
+            let kids = sx.children(top);
+            match kids.first().map(|k| sx.node(*k)) {
+                Some(Node::Sym(s, _)) => (syms.name(*s).to_string(), &kids[1..]),
+                _ => return Err(ProtocolError::Unknown(r.print(top))),
+            }
+        }
+        Node::Var(..) => return Err(ProtocolError::Unknown(r.print(top))),
+    };
+    let shape = |msg: &'static str, what: &str| ProtocolError::Shape { msg, what: what.to_string() };
+    match head.as_str() {
+        "info" => Ok(Message::Info),
+        "preview" => match args {
+            [_, clock] => {
+                Ok(Message::Preview { clock: r.number(*clock).ok_or_else(|| shape("preview", "bad clock"))? })
+            }
+            _ => Err(shape("preview", "expected (preview GAME CLOCK)")),
+        },
+        "start" => match args {
+            [id, role, rules, sc, pc] => Ok(Message::Start {
+                id: r.symbol(*id).ok_or_else(|| shape("start", "the match id must be a symbol"))?,
+                role: r.print(*role),
+                rules: r.inner_text(*rules).ok_or_else(|| shape("start", "the rules must be a list"))?,
+                start_clock: r.number(*sc).ok_or_else(|| shape("start", "bad start clock"))?,
+                play_clock: r.number(*pc).ok_or_else(|| shape("start", "bad play clock"))?,
+            }),
+            _ => Err(shape("start", "expected (start ID ROLE (RULES...) STARTCLOCK PLAYCLOCK)")),
+        },
+        "play" | "stop" => {
+            let msg = if head == "play" { "play" } else { "stop" };
+            let (id, moves) = match args {
+                [id, moves] => (*id, *moves),
+                _ => return Err(shape(msg, "expected (play|stop ID MOVES)")),
+            };
+            let id = r.symbol(id).ok_or_else(|| shape(msg, "the match id must be a symbol"))?;
+            let moves = match sx.node(moves) {
+                Node::Sym(s, _) if syms.name(*s) == "nil" => None,
+                Node::List { .. } => Some(sx.children(moves).iter().map(|m| r.print(*m)).collect()),
+                _ => return Err(shape(msg, "moves must be nil or a list")),
+            };
+            Ok(if msg == "play" { Message::Play { id, moves } } else { Message::Stop { id, moves } })
+        }
+        "abort" => match args {
+            [id] => {
+                Ok(Message::Abort { id: r.symbol(*id).ok_or_else(|| shape("abort", "the match id must be a symbol"))? })
+            }
+            _ => Err(shape("abort", "expected (abort ID)")),
+        },
+        other => Err(ProtocolError::Unknown(other.to_string())),
+    }
+}
+
+struct Reader<'a> {
+    sx: &'a Sexprs,
+    syms: &'a SymbolTable,
+    text: &'a str,
+}
+
+impl Reader<'_> {
+    fn symbol(&self, n: NodeId) -> Option<String> {
+        match self.sx.node(n) {
+            Node::Sym(s, _) => Some(self.syms.name(*s).to_string()),
+            _ => None,
+        }
+    }
+
+    fn number(&self, n: NodeId) -> Option<f64> {
+        self.symbol(n)?.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0)
+    }
+
+    /// The text between a list's parentheses.
+    fn inner_text(&self, n: NodeId) -> Option<String> {
+        match self.sx.node(n) {
+            Node::List { span, .. } => {
+                let (a, b) = (span.start as usize + 1, (span.end as usize).saturating_sub(1));
+                self.text.get(a..b.max(a)).map(str::to_string)
+            }
+            _ => None,
+        }
+    }
+
+    /// Canonical KIF: lower case, single spaces (the reader bounds nesting,
+    /// so the recursion is bounded too).
+    fn print(&self, n: NodeId) -> String {
+        let mut out = String::new();
+        self.print_into(n, &mut out);
+        out
+    }
+
+    fn print_into(&self, n: NodeId, out: &mut String) {
+        match self.sx.node(n) {
+            Node::Sym(s, _) => out.push_str(self.syms.name(*s)),
+            Node::Var(s, _) => {
+                out.push('?');
+                out.push_str(self.syms.name(*s));
+            }
+            Node::List { .. } => {
+                out.push('(');
+                for (i, k) in self.sx.children(n).iter().enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    self.print_into(*k, out);
+                }
+                out.push(')');
+            }
+        }
+    }
+}
+
+/// Moves as a `play`/`stop` message lists them.
+pub fn moves_kif(moves: &[String]) -> String {
+    format!("({})", moves.join(" "))
+}
+
+/// Every top-level form of `text` in canonical KIF (comments and layout
+/// dropped), e.g. a game's rules for a `start` message.
+pub fn forms(name: &str, text: &str) -> Result<Vec<String>, ProtocolError> {
+    let src = Source::new(name, text.as_bytes().to_vec());
+    let mut syms = SymbolTable::new();
+    let sx = read(&src, &mut syms).map_err(|e| ProtocolError::Syntax(e.to_string()))?;
+    let r = Reader { sx: &sx, syms: &syms, text };
+    Ok(sx.top.iter().map(|&n| r.print(n)).collect())
+}
+
+/// Parses one move as a player answers it: canonical KIF, or `None` when
+/// the answer is not a single term.
+pub fn parse_move(text: &str) -> Option<String> {
+    match forms("move", text).ok()?.as_mut_slice() {
+        [one] => Some(std::mem::take(one)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_message_in_any_case() {
+        assert_eq!(parse("( INFO )").unwrap(), Message::Info);
+        assert_eq!(parse("(preview (role x) 30)").unwrap(), Message::Preview { clock: 30.0 });
+        let m = parse("(START m1 White ((role white) (ROLE black) (init (p 1))) 10 5)").unwrap();
+        match m {
+            Message::Start { id, role, rules, start_clock, play_clock } => {
+                assert_eq!((id.as_str(), role.as_str()), ("m1", "white"));
+                assert_eq!(rules, "(role white) (ROLE black) (init (p 1))");
+                assert_eq!((start_clock, play_clock), (10.0, 5.0));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(parse("(play m1 NIL)").unwrap(), Message::Play { id: "m1".into(), moves: None });
+        assert_eq!(
+            parse("(play m1 ((Mark  1 2) noop))").unwrap(),
+            Message::Play { id: "m1".into(), moves: Some(vec!["(mark 1 2)".into(), "noop".into()]) }
+        );
+        assert_eq!(
+            parse("(stop m1 (a b))").unwrap(),
+            Message::Stop { id: "m1".into(), moves: Some(vec!["a".into(), "b".into()]) }
+        );
+        assert_eq!(parse("(abort m1)").unwrap(), Message::Abort { id: "m1".into() });
+    }
+
+    #[test]
+    fn refuses_malformed_requests() {
+        assert_eq!(parse("").unwrap_err(), ProtocolError::Empty);
+        assert_eq!(parse("(info) (info)").unwrap_err(), ProtocolError::Several);
+        assert!(matches!(parse("(play m1").unwrap_err(), ProtocolError::Syntax(_)));
+        assert!(matches!(parse("(dance m1)").unwrap_err(), ProtocolError::Unknown(_)));
+        assert!(matches!(parse("(play m1)").unwrap_err(), ProtocolError::Shape { .. }));
+        assert!(matches!(parse("(play (m1) nil)").unwrap_err(), ProtocolError::Shape { .. }));
+        assert!(matches!(parse("(start m r rules 1 1)").unwrap_err(), ProtocolError::Shape { .. }));
+        assert!(matches!(parse("(start m r () x 1)").unwrap_err(), ProtocolError::Shape { .. }));
+        assert!(matches!(parse("(?x)").unwrap_err(), ProtocolError::Unknown(_)));
+    }
+
+    #[test]
+    fn canonical_moves() {
+        assert_eq!(parse_move(" ( MOVE a\n  b ) ").as_deref(), Some("(move a b)"));
+        assert_eq!(parse_move("a b"), None);
+        assert_eq!(parse_move("(a"), None);
+    }
+}
