@@ -121,14 +121,25 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     bar.finish_and_clear();
     println!(
-        "{:<28} {:>7} {:>16} {:>5} {:>5} {:>6} {:>6}",
-        "player", "matches", "mean goal (95%)", "wins", "draws", "losses", "errors"
+        "{:<28} {:>7} {:>16} {:>5} {:>5} {:>6} {:>12} {:>6}",
+        "player", "matches", "mean goal (95%)", "wins", "draws", "losses", "score (95%)", "errors"
     );
     for (s, t) in seats.iter().zip(&tally) {
         let (mean, half) = mean_ci(&t.goals);
+        // Score: a win 1, a draw 1/2, a loss 0 (undefined in a puzzle).
+        let points: Vec<f64> = std::iter::repeat_n(1.0, t.wins)
+            .chain(std::iter::repeat_n(0.5, t.draws))
+            .chain(std::iter::repeat_n(0.0, t.losses))
+            .collect();
+        let score = if points.is_empty() {
+            "-".to_string()
+        } else {
+            let (m, h) = mean_ci(&points);
+            format!("{:.0}% ± {:.0}", 100.0 * m, 100.0 * h)
+        };
         println!(
-            "{:<28} {:>7} {:>9.1} ± {:<4.1} {:>5} {:>5} {:>6} {:>6}",
-            s.label, t.matches, mean, half, t.wins, t.draws, t.losses, t.errors
+            "{:<28} {:>7} {:>9.1} ± {:<4.1} {:>5} {:>5} {:>6} {:>12} {:>6}",
+            s.label, t.matches, mean, half, t.wins, t.draws, t.losses, score, t.errors
         );
     }
     println!("records in {}", a.out.display());

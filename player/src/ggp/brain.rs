@@ -4,6 +4,7 @@
 //! built, replaying the moves so far on the new one.
 
 use anyhow::{anyhow, bail, Result};
+use propel_runtime::mcts::uct::PlainUct;
 use propel_runtime::mcts::{Config, Search, Stats};
 use propel_runtime::simulate::Simulator;
 use propel_runtime::Rng;
@@ -13,6 +14,8 @@ use std::time::Instant;
 #[derive(Clone, Debug)]
 pub enum Strategy {
     Mcts(Config),
+    /// Plain single-threaded UCT (the strength tests' baseline).
+    Uct,
     /// A uniformly random legal move.
     Random,
     /// The first legal move.
@@ -52,6 +55,7 @@ where
     M::Move: Send + Sync,
 {
     Search(Box<Search<M>>),
+    Uct(Box<PlainUct<M>>),
     Plain(M),
 }
 
@@ -81,6 +85,7 @@ where
         let state = m.initial_state()?;
         let engine = match strategy {
             Strategy::Mcts(cfg) => Engine::Search(Box::new(Search::new(m, state.clone(), cfg.clone())?)),
+            Strategy::Uct => Engine::Uct(Box::new(PlainUct::new(m, state.clone(), seed)?)),
             _ => Engine::Plain(m),
         };
         let first_legal = matches!(strategy, Strategy::Legal);
@@ -90,6 +95,7 @@ where
     fn m(&mut self) -> &mut M {
         match &mut self.engine {
             Engine::Search(s) => s.machine(),
+            Engine::Uct(u) => u.machine(),
             Engine::Plain(m) => m,
         }
     }
@@ -151,8 +157,10 @@ where
         }
         let s = self.state.clone();
         let next = self.m().next_state(&s, &chosen)?;
-        if let Engine::Search(search) = &mut self.engine {
-            search.set_root(next.clone())?;
+        match &mut self.engine {
+            Engine::Search(search) => search.set_root(next.clone())?,
+            Engine::Uct(u) => u.set_root(next.clone())?,
+            Engine::Plain(_) => {}
         }
         self.state = next;
         Ok(())
@@ -161,16 +169,31 @@ where
     fn think(&mut self, deadline: Instant) -> Result<Option<Stats>> {
         match &mut self.engine {
             Engine::Search(s) => Ok(Some(s.run(deadline)?)),
+            Engine::Uct(u) => {
+                let t = Instant::now();
+                let iterations = u.run(deadline)?;
+                Ok(Some(Stats {
+                    seconds: t.elapsed().as_secs_f64(),
+                    iterations,
+                    rollouts: iterations,
+                    nodes: u.nodes(),
+                    search_busy: 1.0,
+                    per_request: 1,
+                    ..Stats::default()
+                }))
+            }
             Engine::Plain(_) => Ok(None),
         }
     }
 
     fn choose(&mut self, role: usize) -> Result<Choice> {
-        if let Engine::Search(s) = &mut self.engine {
-            if let Some((mv, v, n)) = s.best(role) {
-                let mv = s.machine().move_kif(mv);
-                return Ok(Choice { mv, value: Some(v * 100.0), visits: n });
-            }
+        let searched = match &mut self.engine {
+            Engine::Search(s) => s.best(role).map(|(mv, v, n)| (s.machine().move_kif(mv), v, n)),
+            Engine::Uct(u) => u.best(role).map(|(mv, v, n)| (u.machine().move_kif(mv), v, n)),
+            Engine::Plain(_) => None,
+        };
+        if let Some((mv, v, n)) = searched.filter(|s| s.2 > 0) {
+            return Ok(Choice { mv, value: Some(v * 100.0), visits: n });
         }
         let legal = self.legal(role)?;
         let pick = if self.first_legal { 0 } else { self.rng.below(legal.len().max(1)) };

@@ -189,7 +189,7 @@ impl Match {
         let prover = Prover::new(game.clone())?;
         let brain: Box<dyn Brain> = Box::new(MachineBrain::new("prover", prover, &cfg.strategy, cfg.seed)?);
         let (btx, builds) = bounded(4);
-        let search = matches!(cfg.strategy, Strategy::Mcts(_));
+        let search = matches!(cfg.strategy, Strategy::Mcts(_) | Strategy::Uct);
         if search {
             spawn_builder(cfg.clone(), game.clone(), btx)?;
         }

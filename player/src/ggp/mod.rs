@@ -50,9 +50,10 @@ impl PlayerArgs {
                 pin: false,
                 seed: self.seed,
             }),
+            "uct" => Strategy::Uct,
             "random" => Strategy::Random,
             "legal" => Strategy::Legal,
-            other => bail!("unknown strategy `{other}` (mcts, random or legal)"),
+            other => bail!("unknown strategy `{other}` (mcts, uct, random or legal)"),
         };
         for m in &self.machines {
             if !matches!(m, MachineKind::Propnet | MachineKind::Jit | MachineKind::Prover) {

@@ -14,6 +14,7 @@
 //! graphs, one per thread, merged at the root.
 
 pub mod graph;
+pub mod uct;
 
 pub use graph::{Graph, Leaf, NodeRef, Step};
 

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Strength of Propel's MCTS: matches over HTTP (propel match) against a
+# random player and against plain single-threaded UCT, on the bundled games
+# (or the games given), every seating, with win rates and 95% confidence
+# intervals. Not a test: it takes a while (about PLAY x game length x
+# MATCHES x seatings per game).
+#
+#   scripts/strength.sh [GAME.kif ...]
+#   MATCHES=5 PLAY=0.5 START=2 THREADS=2 OUT=strength scripts/strength.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MATCHES=${MATCHES:-5}
+PLAY=${PLAY:-0.5}
+START=${START:-2}
+THREADS=${THREADS:-2}
+OUT=${OUT:-strength}
+OPPONENTS=${OPPONENTS:-"random uct"}
+games=("$@")
+[ ${#games[@]} -gt 0 ] || games=(games/*.kif)
+cargo build --release -q -p propel
+propel=target/release/propel
+mkdir -p "$OUT"
+summary="$OUT/summary.txt"
+: > "$summary"
+for opp in $OPPONENTS; do
+  for g in "${games[@]}"; do
+    name=$(basename "$g" .kif)
+    roles=$(grep -c '^(role ' "$g" || true)
+    players=(--player builtin:mcts)
+    # Enough opponents to fill every other seat; the round robin seats
+    # MCTS in every role.
+    for ((i = 1; i < (roles > 1 ? roles : 2); i++)); do players+=(--player "builtin:$opp"); done
+    echo "== $name: mcts vs $opp ($MATCHES matches per seating, play clock $PLAY s)" | tee -a "$summary"
+    RUST_LOG=warn "$propel" match "$g" "${players[@]}" --round-robin --matches "$MATCHES" \
+      --start-clock "$START" --play-clock "$PLAY" --threads "$THREADS" -o "$OUT/$opp/$name" | tee -a "$summary"
+  done
+done
+echo "summary in $summary"

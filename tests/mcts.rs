@@ -1,0 +1,120 @@
+//! The search engines on positions with known answers: an immediate win is
+//! found and the position solved, tic-tac-toe is solved to a draw, the node
+//! pool stays within its bound, and every mode answers a legal move.
+
+use propel_runtime::mcts::uct::PlainUct;
+use propel_runtime::mcts::{Config, Mode, Search};
+use propel_runtime::simulate::Simulator;
+use propel_runtime::{Prover, StateMachine};
+use propel_tests::{propnet_machine, root};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn game(name: &str) -> Arc<propel_compiler::Game> {
+    Arc::new(propel_compiler::load_file(&root().join("games").join(name)).unwrap())
+}
+
+/// Plays `moves` (KIF, one per role per turn) from the initial state.
+fn play<M: StateMachine>(m: &mut M, turns: &[[&str; 2]]) -> M::State {
+    let mut s = m.initial_state().unwrap();
+    let mut legal = Vec::new();
+    for t in turns {
+        let mut joint = Vec::new();
+        for (r, want) in t.iter().enumerate() {
+            m.legal_moves(&s, r, &mut legal).unwrap();
+            joint.push(*legal.iter().find(|&&l| m.move_kif(l) == *want).unwrap_or_else(|| panic!("{want}")));
+        }
+        s = m.next_state(&s, &joint).unwrap();
+    }
+    s
+}
+
+/// x has (1 1) and (1 2); o has (2 1) and (2 2); x to move wins with (1 3).
+const X_WINS: [[&str; 2]; 4] =
+    [["(mark 1 1)", "noop"], ["noop", "(mark 2 1)"], ["(mark 1 2)", "noop"], ["noop", "(mark 2 2)"]];
+
+fn config(threads: usize, mode: Mode, pool: usize) -> Config {
+    Config { threads, mode, pool, exploration: 0.7, pin: false, seed: 7 }
+}
+
+fn search_finds_the_win<M: Simulator>(mut m: M, threads: usize, mode: Mode)
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    let s = play(&mut m, &X_WINS);
+    let mut search = Search::new(m, s, config(threads, mode, 10_000)).unwrap();
+    search.run(Instant::now() + Duration::from_millis(300)).unwrap();
+    let (mv, value, _) = search.best(0).unwrap();
+    assert_eq!(search.machine().move_kif(mv), "(mark 1 3)", "threads {threads}, {mode:?}");
+    assert!(value > 0.9, "value {value}");
+    if mode == Mode::Pipeline {
+        let solved = search.graph.root_solved().expect("the root is solved");
+        assert_eq!(solved[0], 1.0);
+    }
+}
+
+#[test]
+fn immediate_win_found_and_solved() {
+    let g = game("tictactoe.kif");
+    search_finds_the_win(Prover::new(g.clone()).unwrap(), 1, Mode::Pipeline);
+    // A prover's states are not portable: the pipeline runs inline.
+    search_finds_the_win(Prover::new(g.clone()).unwrap(), 2, Mode::Pipeline);
+    search_finds_the_win(propnet_machine(&g, propel_compiler::propnet::passes::Pass::ALL), 1, Mode::Pipeline);
+    search_finds_the_win(propnet_machine(&g, propel_compiler::propnet::passes::Pass::ALL), 3, Mode::Pipeline);
+    search_finds_the_win(propnet_machine(&g, propel_compiler::propnet::passes::Pass::ALL), 2, Mode::Root);
+}
+
+/// x o x / . o . / o x . with x to move: a draw with best play, proven
+/// only by exploring every line.
+const DRAWN_ENDGAME: [[&str; 2]; 6] = [
+    ["(mark 1 1)", "noop"],
+    ["noop", "(mark 1 2)"],
+    ["(mark 1 3)", "noop"],
+    ["noop", "(mark 2 2)"],
+    ["(mark 3 2)", "noop"],
+    ["noop", "(mark 3 1)"],
+];
+
+#[test]
+fn an_endgame_is_solved_to_a_draw() {
+    let g = game("tictactoe.kif");
+    for threads in [1, 2] {
+        let mut m = propnet_machine(&g, propel_compiler::propnet::passes::Pass::ALL);
+        let s = play(&mut m, &DRAWN_ENDGAME);
+        let mut search = Search::new(m, s, config(threads, Mode::Pipeline, 10_000)).unwrap();
+        search.run(Instant::now() + Duration::from_secs(20)).unwrap();
+        let v = search.graph.root_solved().expect("solved within 20 s");
+        assert_eq!(v.as_slice(), &[0.5, 0.5]);
+    }
+}
+
+#[test]
+fn the_pool_bounds_the_graph() {
+    let g = game("connect4.kif");
+    let m = propnet_machine(&g, propel_compiler::propnet::passes::Pass::ALL);
+    let mut m2 = m.clone();
+    let s = m2.initial_state().unwrap();
+    for threads in [1, 2] {
+        let mut search = Search::new(m.clone(), s.clone(), config(threads, Mode::Pipeline, 500)).unwrap();
+        let st = search.run(Instant::now() + Duration::from_millis(500)).unwrap();
+        assert!(st.iterations > 1000, "{} iterations", st.iterations);
+        assert!(st.nodes <= 500 && search.graph.live_nodes() <= 500, "{} nodes", st.nodes);
+        let (mv, _, _) = search.best(0).unwrap();
+        let mut legal = Vec::new();
+        m2.legal_moves(&s, 0, &mut legal).unwrap();
+        assert!(legal.contains(&mv));
+    }
+}
+
+#[test]
+fn plain_uct_finds_the_win() {
+    let g = game("tictactoe.kif");
+    let mut m = propnet_machine(&g, propel_compiler::propnet::passes::Pass::ALL);
+    let s = play(&mut m, &X_WINS);
+    let mut u = PlainUct::new(m, s, 3).unwrap();
+    u.run(Instant::now() + Duration::from_millis(300)).unwrap();
+    let (mv, value, _) = u.best(0).unwrap();
+    assert_eq!(u.machine().move_kif(mv), "(mark 1 3)");
+    assert!(value > 0.9);
+}
