@@ -37,7 +37,7 @@ fn label(v: f64) -> String {
 
 /// A line chart; `limit` draws a dashed horizontal line (a clock, a pool size).
 pub fn lines(title: &str, x_label: &str, series: &[Series], limit: Option<(f64, &str)>) -> String {
-    let (w, h, left, right, top, bottom) = (640.0, 260.0, 60.0, 150.0, 28.0, 40.0);
+    let (w, h, left, right, top, bottom) = (700.0, 260.0, 60.0, 210.0, 28.0, 40.0);
     let pts = series.iter().flat_map(|s| s.points.iter());
     let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
     for &(x, y) in pts {
@@ -76,7 +76,8 @@ pub fn lines(title: &str, x_label: &str, series: &[Series], limit: Option<(f64, 
         let _ = writeln!(s, r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#, left - 4.0, py + 4.0, label(y));
         y += ys;
     }
-    let xs = step(x1 - x0, 8.0);
+    // The x axes are turns: whole steps.
+    let xs = step(x1 - x0, 8.0).max(1.0);
     let mut x = (x0 / xs).ceil() * xs;
     while x <= x1 + 1e-9 {
         let _ = writeln!(

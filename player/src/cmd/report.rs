@@ -118,8 +118,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     .collect(),
             })
             .collect();
-        let all_stats: Vec<(String, Vec<Value>)> =
-            (0..roles.len()).map(|i| (who(i), stats(&a.dir, id, &roles[i]))).filter(|(_, s)| !s.is_empty()).collect();
+        // Players that searched (random and legal players serve lines without search).
+        let all_stats: Vec<(String, Vec<Value>)> = (0..roles.len())
+            .map(|i| (who(i), stats(&a.dir, id, &roles[i])))
+            .filter(|(_, s)| s.iter().any(|l| l["iterations"].as_u64().unwrap_or(0) > 0))
+            .collect();
         let series = |field: &str, scale: f64| -> Vec<Series> {
             all_stats.iter().map(|(n, l)| Series { name: n.clone(), points: per_turn(l, field, scale) }).collect()
         };
@@ -134,17 +137,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         h.push_str("</div>");
         for (name, l) in &all_stats {
-            let switches: Vec<String> = l
-                .iter()
-                .filter(|x| x["event"] == "machine")
-                .map(|x| format!("{} at turn {}", x["machine"].as_str().unwrap_or("?"), x["turn"]))
-                .collect();
-            let first = l.first().and_then(|x| x["machine"].as_str()).unwrap_or("?");
-            let _ = write!(h, "<p>{}: machines: started on {}", esc(name), esc(first));
-            if !switches.is_empty() {
-                let _ = write!(h, ", then {}", esc(&switches.join(", ")));
-            }
-            h.push_str("</p>");
+            // Every match starts on the prover; the events say what came next.
+            let mut machines = vec!["prover".to_string()];
+            machines.extend(
+                l.iter()
+                    .filter(|x| x["event"] == "machine")
+                    .map(|x| format!("{} (from turn {})", x["machine"].as_str().unwrap_or("?"), x["turn"])),
+            );
+            let _ = write!(h, "<p>{}: machines: {}</p>", esc(name), esc(&machines.join(" → ")));
         }
         let errs: Vec<String> = r["errors"]
             .as_array()

@@ -291,7 +291,9 @@ impl Match {
         if self.brain.terminal()? {
             return Err(anyhow!("asked to play in a terminal state"));
         }
-        self.think_until(deadline)?;
+        if self.search {
+            self.think_until(deadline)?;
+        }
         let Choice { mv, value, visits } = self.brain.choose(self.role)?;
         let turn = self.history.len();
         match value {
