@@ -39,6 +39,8 @@ enum Command {
     Bench(cmd::bench::Args),
     /// Monte Carlo tree search from the initial state.
     Search(cmd::search::Args),
+    /// Meta-gaming analysis: statistics, tuning, heuristics, latches, factors.
+    Analyse(cmd::analyse::Args),
     /// The GGP player: serve the GGP protocol over HTTP.
     Serve(cmd::serve::Args),
     /// Run matches over HTTP between GGP players (URLs or built-in ones).
@@ -87,6 +89,7 @@ fn main() -> ExitCode {
         Command::Compile(a) => cmd::compile::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Search(a) => cmd::search::run(a),
+        Command::Analyse(a) => cmd::analyse::run(a),
         Command::Serve(a) => cmd::serve::run(a),
         Command::Match(a) => cmd::play_match::run(a),
         Command::Report(a) => cmd::report::run(a),

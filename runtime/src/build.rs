@@ -231,6 +231,16 @@ impl Prepared {
         Ok((crate::native::NativeMachine::new(Arc::new(native)), stats))
     }
 
+    /// The playout network.
+    pub fn net(&self) -> &Propnet {
+        &self.compiled.net
+    }
+
+    /// The goal network, when the goal logic was split off.
+    pub fn goal_net(&self) -> Option<&Propnet> {
+        self.compiled.goal_net.as_ref()
+    }
+
     pub fn report(&self) -> &[StageReport] {
         &self.compiled.report
     }

@@ -3,6 +3,7 @@
 
 #![warn(unreachable_pub)]
 
+pub mod analysis;
 pub mod aot;
 pub mod build;
 pub mod machine;

@@ -12,6 +12,7 @@ use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TryRecvErro
 use propel_compiler::Game;
 use propel_runtime::build::{prepare, PropnetOptions};
 use propel_runtime::mcts::Stats;
+use propel_runtime::simulate::Simulator;
 use propel_runtime::Prover;
 use serde_json::json;
 use std::io::Write as _;
@@ -395,6 +396,27 @@ impl Match {
     }
 }
 
+/// Random playouts per second from the initial state, over about 0.1 s.
+fn rollout_rate<M: Simulator>(m: &M) -> f64
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    let mut m = m.clone();
+    let Ok(s) = m.initial_state() else { return 0.0 };
+    let mut rng = propel_runtime::Rng::new(1);
+    let mut goals = vec![0.0; m.roles().len()];
+    let t = Instant::now();
+    let mut n = 0u64;
+    while t.elapsed() < Duration::from_millis(100) {
+        if m.rollout(&s, &mut rng, &mut goals).is_err() {
+            return 0.0;
+        }
+        n += 1;
+    }
+    n as f64 / t.elapsed().as_secs_f64()
+}
+
 /// Builds the faster machines one after the other and sends a brain for
 /// each (at the initial state; the match replays the moves).
 fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, out: Sender<Box<dyn Brain>>) -> Result<()> {
@@ -432,6 +454,12 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, out: Sender<Box<dyn Br
             match prepared.jit(&game.name) {
                 Ok((m, code)) => {
                     info!("JIT compiled in {:.2} s ({} functions)", t.elapsed().as_secs_f64(), code.functions);
+                    // Measure, don't guess: the JIT is not faster on every game.
+                    let (jit, net) = (rollout_rate(&m), rollout_rate(&prepared.propnet()));
+                    info!("rollouts/s: JIT {jit:.0}, propnet {net:.0}");
+                    if wants(&MachineKind::Propnet) && jit <= net {
+                        return;
+                    }
                     match MachineBrain::new("jit", m, &cfg.strategy, cfg.seed) {
                         Ok(b) => {
                             let _ = out.send(Box::new(b));

@@ -76,7 +76,10 @@ pub struct Stats {
     pub rollouts: u64,
     pub nodes: usize,
     pub pool: usize,
-    /// Share of the time the search thread was working (not waiting).
+    /// Share of the time the search thread spent on the graph (selection,
+    /// expansion, back-propagation) rather than on rollouts of its own,
+    /// which it runs when every rollout thread is busy: near 1, the search
+    /// thread is the bottleneck.
     pub search_busy: f64,
     /// Share of the time the rollout threads waited for work (mean).
     pub rollout_idle: f64,
@@ -279,7 +282,7 @@ where
         });
         result?;
         stats.seconds = start.elapsed().as_secs_f64();
-        stats.rollouts = rollouts.load(Ordering::Relaxed);
+        stats.rollouts += rollouts.load(Ordering::Relaxed);
         stats.rollout_idle = idle_ns.load(Ordering::Relaxed) as f64 / 1e9 / (stats.seconds * n as f64);
         stats.nodes = self.graph.live_nodes();
         stats.pool = self.graph.capacity();
@@ -299,9 +302,12 @@ where
         let mut free_ids: Vec<u32> = Vec::new();
         let mut in_flight = 0usize;
         let mut path = Vec::new();
+        // Time in the search thread's own rollouts.
         let mut waiting = Duration::ZERO;
         let mut value: SmallVec<[f64; 4]> = SmallVec::new();
         let mut seeds = Rng::new(self.seeds.next_u64());
+        let mut own_rng = Rng::new(self.seeds.next_u64());
+        let mut own_goals = vec![0.0; self.machine.roles().len()];
         let mut since_adapt = 0u32;
         loop {
             // Results first: they make the graph better for the next selection.
@@ -318,11 +324,25 @@ where
                 break;
             }
             if in_flight >= QUEUE || requests.is_full() {
-                // All rollout capacity is busy: wait for a result.
-                let t0 = Instant::now();
-                std::hint::spin_loop();
-                std::thread::yield_now();
-                waiting += t0.elapsed();
+                // All rollout capacity is busy: rather than wait for a
+                // result, do an iteration with a rollout of our own (with
+                // few cores the rollout threads are the bottleneck).
+                match self.graph.select(&mut self.machine, &mut path)? {
+                    Leaf::Known(v) => self.graph.backprop(&path, &v),
+                    Leaf::Rollout(s) => {
+                        let t0 = Instant::now();
+                        self.machine.rollout(&s, &mut own_rng, &mut own_goals)?;
+                        waiting += t0.elapsed();
+                        value.clear();
+                        value.extend(own_goals.iter().map(|g| g / 100.0));
+                        self.graph.backprop(&path, &value);
+                        stats.rollouts += 1;
+                    }
+                }
+                stats.iterations += 1;
+                if self.graph.root_solved().is_some() {
+                    break;
+                }
                 continue;
             }
             match self.graph.select(&mut self.machine, &mut path)? {

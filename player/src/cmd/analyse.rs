@@ -1,0 +1,106 @@
+//! `propel analyse GAME [--seconds T] [--json]`: what meta-gaming finds
+//! before the first move (see docs/analysis.md).
+
+use crate::machines::{load_game, MachineArgs};
+use anyhow::Result;
+use propel_runtime::analysis::analyse;
+use propel_runtime::build::{prepare, PropnetOptions};
+use serde_json::{json, Map, Value};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The game (.kif).
+    game: PathBuf,
+    /// Time for the analysis (after the propnet is built).
+    #[arg(long, default_value_t = 5.0)]
+    seconds: f64,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    machine: MachineArgs,
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let game = load_game(&a.game)?;
+    let opts = PropnetOptions { limits: a.machine.limits(), passes: a.machine.passes()? };
+    let p = prepare(&game, &opts)?;
+    let an = analyse(p.net(), p.goal_net(), &p.propnet(), Duration::from_secs_f64(a.seconds.max(0.1)), a.seed)?;
+    let by_role = |v: &[f64]| -> Map<String, Value> { an.roles.iter().cloned().zip(v.iter().map(|&x| json!(x))).collect() };
+    let out = json!({
+        "game": a.game.display().to_string(),
+        "seconds": an.seconds,
+        "games": an.games,
+        "avg_length": an.avg_length,
+        "length_histogram": an.length_histogram.iter().map(|&(l, n)| json!([l, n])).collect::<Vec<_>>(),
+        "branching": by_role(&an.branching),
+        "simultaneous": an.simultaneous,
+        "playouts_per_s": an.playouts_per_s,
+        "goal_distribution": an.roles.iter().zip(&an.goal_distribution)
+            .map(|(r, d)| (r.clone(), json!(d.iter().map(|&(g, n)| json!([g, n])).collect::<Vec<_>>())))
+            .collect::<Map<String, Value>>(),
+        "exploration": an.exploration,
+        "exploration_reason": an.exploration_reason,
+        "greedy_rollouts": an.greedy_rollouts,
+        "greedy_reason": an.greedy_reason,
+        "rollouts_per_request": an.rollouts_per_request,
+        "heuristic_candidates": an.candidates,
+        "heuristics": an.heuristics.iter()
+            .map(|h| json!({"name": h.name, "role": an.roles[h.role], "weight": h.weight}))
+            .collect::<Vec<_>>(),
+        "latches": {"positive": an.latches_positive, "negative": an.latches_negative, "constant": an.constant_bases},
+        "goal_bounds": an.roles.iter().zip(&an.goal_bounds)
+            .map(|(r, &(lo, hi))| (r.clone(), json!([lo, hi])))
+            .collect::<Map<String, Value>>(),
+        "factors": an.factors.iter()
+            .map(|f| json!({"bases": f.bases, "inputs": f.inputs, "sample_moves": f.sample_moves}))
+            .collect::<Vec<_>>(),
+        "puzzle": an.puzzle.as_ref().map(|s| json!({"goal": s.goal, "moves": s.moves})),
+        "puzzle_note": an.puzzle_note,
+    });
+    if a.json {
+        println!("{out}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{} random games in {:.1} s ({:.0} playouts/s)", an.games, an.seconds, an.playouts_per_s);
+    println!("length: mean {:.1}, from {} to {}", an.avg_length,
+        an.length_histogram.first().map_or(0, |x| x.0), an.length_histogram.last().map_or(0, |x| x.0));
+    for (r, b) in an.roles.iter().zip(&an.branching) {
+        println!("branching of {r}: {b:.1}");
+    }
+    println!("simultaneous moves: {}", an.simultaneous);
+    for (r, d) in an.roles.iter().zip(&an.goal_distribution) {
+        let parts: Vec<String> = d.iter().map(|(g, n)| format!("{g}: {n}")).collect();
+        println!("goals of {r}: {}", parts.join(", "));
+    }
+    println!("exploration: {:.2} ({})", an.exploration, an.exploration_reason);
+    println!("greedy rollouts: {} ({})", an.greedy_rollouts, an.greedy_reason);
+    println!("rollouts per request (start): {}", an.rollouts_per_request);
+    println!("heuristics kept: {} of {} candidates", an.heuristics.len(), an.candidates * an.roles.len());
+    for h in &an.heuristics {
+        println!("  {:+.2}  {} (for {})", h.weight, h.name, an.roles[h.role]);
+    }
+    println!("latches: {} once-true, {} once-false, {} constant bases", an.latches_positive.len(), an.latches_negative.len(), an.constant_bases);
+    for (r, (lo, hi)) in an.roles.iter().zip(&an.goal_bounds) {
+        println!("goal bounds of {r}: {lo}..{hi}");
+    }
+    if an.factors.is_empty() {
+        println!("factors: none (one game)");
+    } else {
+        for f in &an.factors {
+            println!("factor: {} bases, {} moves (e.g. {})", f.bases, f.inputs, f.sample_moves.join(", "));
+        }
+    }
+    if an.roles.len() == 1 {
+        match &an.puzzle {
+            Some(s) => println!("puzzle: {} ({} moves: {})", an.puzzle_note, s.moves.len(), s.moves.join(" ")),
+            None => println!("puzzle: {}", an.puzzle_note),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

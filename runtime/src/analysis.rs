@@ -1,0 +1,472 @@
+//! Meta-gaming: what random games and the propnet's structure say about a
+//! game before the first move. Statistics from random games played within
+//! a time budget; search parameters chosen from them; candidate heuristics
+//! (counts of base-proposition groups, mobility) kept or dropped by their
+//! correlation with the outcome; latches and goal bounds; independent
+//! factors; and, for puzzles, an iterative-deepening solver.
+
+use crate::machine::{MachineError, StateMachine};
+use crate::propnet::{NetState, PropnetMachine};
+use crate::rng::Rng;
+use propel_compiler::propnet::{Kind, Propnet};
+use rustc_hash::FxHashMap;
+use std::time::{Duration, Instant};
+
+/// A candidate heuristic and what the samples said of it.
+#[derive(Clone, Debug)]
+pub struct Heuristic {
+    /// e.g. `count (cell _ _ white)`, `mobility white`.
+    pub name: String,
+    /// The role whose outcome it predicts.
+    pub role: usize,
+    /// Pearson correlation with that role's final goal: the weight.
+    pub weight: f64,
+}
+
+/// A set of base and input propositions whose next-state and legality
+/// logic touches nothing outside it.
+#[derive(Clone, Debug)]
+pub struct Factor {
+    pub bases: usize,
+    pub inputs: usize,
+    /// A few of its input (move) names.
+    pub sample_moves: Vec<String>,
+}
+
+/// A puzzle's solution found by the solver.
+#[derive(Clone, Debug)]
+pub struct Solution {
+    pub goal: u8,
+    pub moves: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Analysis {
+    pub roles: Vec<String>,
+    pub seconds: f64,
+    /// Random games played to the end.
+    pub games: usize,
+    pub avg_length: f64,
+    /// (length, games of that length), sorted.
+    pub length_histogram: Vec<(u32, u32)>,
+    /// Mean legal moves per role over the states of random games.
+    pub branching: Vec<f64>,
+    /// Some state gives more than one role a choice.
+    pub simultaneous: bool,
+    pub playouts_per_s: f64,
+    /// Per role: (goal, games ending with it).
+    pub goal_distribution: Vec<Vec<(u8, u32)>>,
+    pub exploration: f64,
+    pub exploration_reason: String,
+    pub greedy_rollouts: bool,
+    pub greedy_reason: String,
+    pub rollouts_per_request: u32,
+    /// Heuristics kept, strongest first.
+    pub heuristics: Vec<Heuristic>,
+    /// Candidates tried.
+    pub candidates: usize,
+    pub latches_positive: Vec<String>,
+    pub latches_negative: Vec<String>,
+    pub constant_bases: usize,
+    /// Per role: the least and greatest goal the network can give.
+    pub goal_bounds: Vec<(u8, u8)>,
+    pub factors: Vec<Factor>,
+    pub puzzle: Option<Solution>,
+    pub puzzle_note: String,
+}
+
+/// Heuristics whose correlation is weaker than this are dropped.
+const MIN_CORRELATION: f64 = 0.15;
+/// At most this many sampled states feed the correlations.
+const MAX_SAMPLES: usize = 20_000;
+/// At most this many base-proposition groups are tried.
+const MAX_GROUPS: usize = 400;
+
+/// Groups of base propositions that look like piece counts: the bases of
+/// one relation sharing the values of one or two arguments, e.g.
+/// `(cell _ _ white)` (white pieces) or `(cell 7 _ white)` (white pieces
+/// on row 7).
+fn base_groups(net: &Propnet) -> Vec<(String, Vec<usize>)> {
+    type Key = (String, Vec<(usize, String)>);
+    let mut groups: FxHashMap<Key, Vec<usize>> = FxHashMap::default();
+    let mut per_rel: FxHashMap<String, (usize, usize)> = FxHashMap::default();
+    for (i, b) in net.bases.iter().enumerate() {
+        // Nested terms make positions ambiguous; flat facts are the common case.
+        if b.name.len() < 2 || b.name[1..].contains('(') {
+            continue;
+        }
+        let toks: Vec<&str> = b.name.trim_start_matches('(').trim_end_matches(')').split_whitespace().collect();
+        let Some((rel, args)) = toks.split_first() else { continue };
+        let e = per_rel.entry(rel.to_string()).or_insert((0, args.len()));
+        e.0 += 1;
+        for p in 0..args.len() {
+            groups.entry((rel.to_string(), vec![(p, args[p].to_string())])).or_default().push(i);
+            for q in p + 1..args.len() {
+                let key = vec![(p, args[p].to_string()), (q, args[q].to_string())];
+                groups.entry((rel.to_string(), key)).or_default().push(i);
+            }
+        }
+    }
+    let mut out: Vec<(String, Vec<usize>)> = groups
+        .into_iter()
+        .filter(|((rel, _), v)| v.len() >= 2 && v.len() < per_rel[rel].0)
+        .map(|((rel, fixed), v)| {
+            let arity = per_rel[&rel].1;
+            let pat: Vec<&str> =
+                (0..arity).map(|q| fixed.iter().find(|f| f.0 == q).map_or("_", |f| f.1.as_str())).collect();
+            (format!("count ({rel} {})", pat.join(" ")), v)
+        })
+        .collect();
+    out.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    out.truncate(MAX_GROUPS);
+    out
+}
+
+fn pearson(xs: &[f64], ys: &[f64]) -> Option<f64> {
+    let n = xs.len() as f64;
+    if xs.len() < 30 {
+        return None;
+    }
+    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (x, y) in xs.iter().zip(ys) {
+        sxy += (x - mx) * (y - my);
+        sxx += (x - mx).powi(2);
+        syy += (y - my).powi(2);
+    }
+    if sxx < 1e-12 || syy < 1e-12 {
+        return None;
+    }
+    Some(sxy / (sxx * syy).sqrt())
+}
+
+/// Factors: union-find over the components that the next-state and legal
+/// logic reads (terminal and goal logic may join factors without making
+/// them depend on each other, so they are left out).
+fn factors(net: &Propnet) -> Vec<Factor> {
+    let n = net.len();
+    let mut parent: Vec<u32> = (0..n as u32).collect();
+    fn find(p: &mut [u32], mut x: u32) -> u32 {
+        while p[x as usize] != x {
+            p[x as usize] = p[p[x as usize] as usize];
+            x = p[x as usize];
+        }
+        x
+    }
+    let union = |p: &mut Vec<u32>, a: u32, b: u32| {
+        let (ra, rb) = (find(p, a), find(p, b));
+        if ra != rb {
+            p[ra as usize] = rb;
+        }
+    };
+    // Components in the cones of next-state and legal outputs.
+    let mut in_cone = vec![false; n];
+    let mut stack: Vec<u32> = net.bases.iter().map(|b| b.next).chain(net.inputs.iter().map(|i| i.legal)).collect();
+    while let Some(c) = stack.pop() {
+        if std::mem::replace(&mut in_cone[c as usize], true) {
+            continue;
+        }
+        stack.extend_from_slice(net.inputs_of(c));
+    }
+    for c in 0..n as u32 {
+        if in_cone[c as usize] && !matches!(net.kind(c), Kind::True | Kind::False) {
+            for &f in net.inputs_of(c) {
+                if !matches!(net.kind(f), Kind::True | Kind::False) {
+                    union(&mut parent, c, f);
+                }
+            }
+        }
+    }
+    for b in &net.bases {
+        if !matches!(net.kind(b.next), Kind::True | Kind::False) {
+            union(&mut parent, b.comp, b.next);
+        }
+    }
+    for i in &net.inputs {
+        if !matches!(net.kind(i.legal), Kind::True | Kind::False) {
+            union(&mut parent, i.comp, i.legal);
+        }
+    }
+    let mut by_root: FxHashMap<u32, Factor> = FxHashMap::default();
+    for b in &net.bases {
+        let r = find(&mut parent, b.comp);
+        by_root.entry(r).or_insert(Factor { bases: 0, inputs: 0, sample_moves: Vec::new() }).bases += 1;
+    }
+    for i in &net.inputs {
+        let r = find(&mut parent, i.comp);
+        let f = by_root.entry(r).or_insert(Factor { bases: 0, inputs: 0, sample_moves: Vec::new() });
+        f.inputs += 1;
+        if f.sample_moves.len() < 3 {
+            f.sample_moves.push(i.name.clone());
+        }
+    }
+    // Only groups with moves of their own are factors of play; and a game
+    // with one such group has no factorisation.
+    let mut out: Vec<Factor> = by_root.into_values().filter(|f| f.inputs > 1 && f.bases > 0).collect();
+    out.sort_by(|a, b| b.bases.cmp(&a.bases));
+    if out.len() < 2 {
+        out.clear();
+    }
+    out
+}
+
+/// Depth-first search to `depth` for a line reaching goal 100 (one role).
+fn solve(m: &mut PropnetMachine, s: &NetState, depth: u32, line: &mut Vec<u32>, deadline: Instant) -> Result<Option<bool>, MachineError> {
+    if m.is_terminal(s)? {
+        return Ok(Some(m.goal(s, 0)?.score() == 100));
+    }
+    if depth == 0 {
+        return Ok(Some(false));
+    }
+    if Instant::now() > deadline {
+        return Ok(None);
+    }
+    let mut moves = Vec::new();
+    m.legal_moves(s, 0, &mut moves)?;
+    for mv in moves {
+        let next = m.next_state(s, &[mv])?;
+        line.push(mv);
+        match solve(m, &next, depth - 1, line, deadline)? {
+            Some(true) => return Ok(Some(true)),
+            None => return Ok(None),
+            Some(false) => {}
+        }
+        line.pop();
+    }
+    Ok(Some(false))
+}
+
+/// Analyses a game on its interpreted propnet `m` built from `net` (the
+/// playout network) and `goal_net` (where the goal logic went, if split
+/// off), within about `budget`.
+pub fn analyse(
+    net: &Propnet,
+    goal_net: Option<&Propnet>,
+    m: &PropnetMachine,
+    budget: Duration,
+    seed: u64,
+) -> Result<Analysis, MachineError> {
+    let start = Instant::now();
+    let mut m = m.clone();
+    let roles = m.roles().to_vec();
+    let nr = roles.len();
+    let mut a = Analysis { roles: roles.clone(), ..Analysis::default() };
+    let groups = base_groups(net);
+    let mut rng = Rng::new(seed);
+
+    // Random games: lengths, branching, goals, and sampled states' features.
+    let sample_budget = budget.mul_f64(0.6);
+    let mut lengths: FxHashMap<u32, u32> = FxHashMap::default();
+    let mut legal_sum = vec![0u64; nr];
+    let mut states = 0u64;
+    let mut goal_counts: Vec<FxHashMap<u8, u32>> = vec![FxHashMap::default(); nr];
+    let nfeat = groups.len() + nr;
+    let mut features: Vec<Vec<f64>> = Vec::new();
+    let mut outcomes: Vec<Vec<f64>> = vec![Vec::new(); nr];
+    let mut moves = Vec::new();
+    let mut joint = Vec::with_capacity(nr);
+    let mut game_feats: Vec<Vec<f64>> = Vec::new();
+    let s0 = m.initial_state()?;
+    let t_games = Instant::now();
+    while t_games.elapsed() < sample_budget && a.games < 100_000 {
+        let mut s = s0.clone();
+        let mut len = 0u32;
+        game_feats.clear();
+        let keep_every = 1 + (a.games as u64 * 50 / MAX_SAMPLES as u64) as u32;
+        while !m.is_terminal(&s)? {
+            joint.clear();
+            let mut choosers = 0;
+            let mut mobility = Vec::with_capacity(nr);
+            for r in 0..nr {
+                m.legal_moves(&s, r, &mut moves)?;
+                if moves.is_empty() {
+                    return Err(MachineError::Other(format!("{} has no legal move in a non-terminal state", roles[r])));
+                }
+                legal_sum[r] += moves.len() as u64;
+                choosers += (moves.len() > 1) as usize;
+                mobility.push(moves.len() as f64);
+                joint.push(moves[rng.below(moves.len())]);
+            }
+            a.simultaneous |= choosers > 1;
+            states += 1;
+            if len.is_multiple_of(keep_every) && features.len() + game_feats.len() < MAX_SAMPLES {
+                let bits = s.bits();
+                let mut f: Vec<f64> = groups
+                    .iter()
+                    .map(|(_, g)| g.iter().filter(|&&i| bits[i / 64] >> (i % 64) & 1 == 1).count() as f64)
+                    .collect();
+                f.extend(mobility);
+                game_feats.push(f);
+            }
+            s = m.next_state(&s, &joint)?;
+            len += 1;
+            if len as u64 > crate::playout::MAX_PLAYOUT_STEPS {
+                return Err(MachineError::Other("a random game went on without end".into()));
+            }
+        }
+        a.games += 1;
+        *lengths.entry(len).or_default() += 1;
+        // Only the second half of a game: early states say little about a
+        // random game's outcome and would drown what later states say.
+        let half = game_feats.len() / 2;
+        game_feats.drain(..half);
+        for r in 0..nr {
+            let g = m.goal(&s, r)?.score();
+            *goal_counts[r].entry(g).or_default() += 1;
+            for _ in 0..game_feats.len() {
+                outcomes[r].push(g as f64);
+            }
+        }
+        features.append(&mut game_feats);
+    }
+    let secs = t_games.elapsed().as_secs_f64();
+    a.playouts_per_s = a.games as f64 / secs.max(1e-9);
+    let total_len: u64 = lengths.iter().map(|(l, n)| *l as u64 * *n as u64).sum();
+    a.avg_length = total_len as f64 / a.games.max(1) as f64;
+    a.length_histogram = lengths.into_iter().collect();
+    a.length_histogram.sort();
+    a.branching = legal_sum.iter().map(|&s| s as f64 / states.max(1) as f64).collect();
+    a.goal_distribution = goal_counts
+        .into_iter()
+        .map(|c| {
+            let mut v: Vec<(u8, u32)> = c.into_iter().collect();
+            v.sort();
+            v
+        })
+        .collect();
+
+    // Heuristics: each candidate against each role's outcome.
+    a.candidates = nfeat;
+    let names: Vec<String> = groups.iter().map(|(n, _)| n.clone()).chain(roles.iter().map(|r| format!("mobility {r}"))).collect();
+    for (fi, name) in names.iter().enumerate() {
+        let xs: Vec<f64> = features.iter().map(|f| f[fi]).collect();
+        for (r, ys) in outcomes.iter().enumerate() {
+            if let Some(c) = pearson(&xs, ys).filter(|c| c.abs() >= MIN_CORRELATION) {
+                a.heuristics.push(Heuristic { name: name.clone(), role: r, weight: c });
+            }
+        }
+    }
+    a.heuristics.sort_by(|x, y| y.weight.abs().total_cmp(&x.weight.abs()));
+    a.heuristics.truncate(20);
+
+    // Tuning. UCB's exploration term should scale with the spread of the
+    // rewards (as UCB1-Tuned does): 0.7 suits a fair win/loss game, whose
+    // outcomes have a standard deviation of 0.5.
+    let sd: Vec<f64> = a
+        .goal_distribution
+        .iter()
+        .map(|d| {
+            let n: f64 = d.iter().map(|x| x.1 as f64).sum::<f64>().max(1.0);
+            let mean = d.iter().map(|x| x.0 as f64 / 100.0 * x.1 as f64).sum::<f64>() / n;
+            (d.iter().map(|x| (x.0 as f64 / 100.0 - mean).powi(2) * x.1 as f64).sum::<f64>() / n).sqrt()
+        })
+        .collect();
+    let spread = sd.iter().copied().fold(0.0, f64::max);
+    a.exploration = (0.7 * spread / 0.5).clamp(0.2, 1.0);
+    a.exploration_reason = format!("largest standard deviation of random-game goals {spread:.2} (0.5 for a fair win/loss game gives 0.7)");
+    a.rollouts_per_request = match a.playouts_per_s {
+        x if x > 100_000.0 => 4,
+        x if x > 20_000.0 => 2,
+        _ => 1,
+    };
+
+    // Greedy rollouts pay when random play often misses a win one move
+    // away: measured on states from random games.
+    let greedy_budget = budget.mul_f64(0.15);
+    let t = Instant::now();
+    let (mut decisions, mut missed, mut extra_steps) = (0u32, 0u32, 0u64);
+    'outer: while t.elapsed() < greedy_budget && a.games > 0 {
+        let mut s = s0.clone();
+        while !m.is_terminal(&s)? {
+            joint.clear();
+            for r in 0..nr {
+                m.legal_moves(&s, r, &mut moves)?;
+                joint.push(moves[rng.below(moves.len())]);
+            }
+            // One role to move (the others forced): is one of its moves an immediate win?
+            let chooser = (0..nr).find(|&r| {
+                let mut v = Vec::new();
+                m.legal_moves(&s, r, &mut v).map(|_| v.len() > 1).unwrap_or(false)
+            });
+            if let (Some(r), false) = (chooser, a.simultaneous) {
+                m.legal_moves(&s, r, &mut moves)?;
+                let mut win = None;
+                for (k, &mv) in moves.iter().enumerate() {
+                    let mut j = joint.clone();
+                    j[r] = mv;
+                    let n = m.next_state(&s, &j)?;
+                    extra_steps += 1;
+                    if m.is_terminal(&n)? && m.goal(&n, r)?.score() == 100 {
+                        win = Some(k);
+                        break;
+                    }
+                }
+                decisions += 1;
+                if let Some(k) = win {
+                    if joint[r] != moves[k] {
+                        missed += 1;
+                    }
+                }
+            }
+            s = m.next_state(&s, &joint)?;
+            if t.elapsed() > greedy_budget {
+                break 'outer;
+            }
+        }
+    }
+    let miss_rate = missed as f64 / decisions.max(1) as f64;
+    let cost = extra_steps as f64 / decisions.max(1) as f64;
+    a.greedy_rollouts = !a.simultaneous && miss_rate > 0.02 && cost < 40.0;
+    a.greedy_reason = format!(
+        "random play missed an immediate win in {:.1}% of {decisions} decisions; a 1-ply check costs {cost:.1} extra steps per move{}",
+        100.0 * miss_rate,
+        if a.simultaneous { "; not used with simultaneous moves" } else { "" }
+    );
+
+    // Latches and goal bounds.
+    let l = net.latches();
+    a.latches_positive = l.positive.iter().map(|&i| net.bases[i].name.clone()).collect();
+    a.latches_negative = l.negative.iter().map(|&i| net.bases[i].name.clone()).collect();
+    a.constant_bases = l.constant.len();
+    let gnet = goal_net.unwrap_or(net);
+    a.goal_bounds = (0..nr)
+        .map(|r| {
+            let vals: Vec<u8> = gnet
+                .goals
+                .iter()
+                .filter(|g| g.role as usize == r && !matches!(gnet.kind(g.comp), Kind::False))
+                .map(|g| g.value)
+                .collect();
+            (vals.iter().copied().min().unwrap_or(0), vals.iter().copied().max().unwrap_or(0))
+        })
+        .collect();
+
+    a.factors = factors(net);
+
+    // Puzzles: iterative deepening while the budget lasts.
+    if nr == 1 {
+        let deadline = start + budget;
+        let mut line = Vec::new();
+        let mut depth = 1;
+        a.puzzle_note = "not solved within the budget".into();
+        loop {
+            line.clear();
+            match solve(&mut m, &s0, depth, &mut line, deadline)? {
+                Some(true) => {
+                    let moves = line.iter().map(|&mv| m.move_kif(mv)).collect();
+                    a.puzzle = Some(Solution { goal: 100, moves });
+                    a.puzzle_note = format!("solved at depth {depth}");
+                    break;
+                }
+                Some(false) if depth as f64 > a.length_histogram.last().map_or(0.0, |x| x.0 as f64) + 1.0 => {
+                    a.puzzle_note = format!("no line to goal 100 within {depth} moves");
+                    break;
+                }
+                Some(false) => depth += 1,
+                None => break,
+            }
+        }
+    }
+    a.seconds = start.elapsed().as_secs_f64();
+    Ok(a)
+}
