@@ -211,7 +211,13 @@ fn factors(net: &Propnet) -> Vec<Factor> {
 }
 
 /// Depth-first search to `depth` for a line reaching goal 100 (one role).
-fn solve(m: &mut PropnetMachine, s: &NetState, depth: u32, line: &mut Vec<u32>, deadline: Instant) -> Result<Option<bool>, MachineError> {
+fn solve(
+    m: &mut PropnetMachine,
+    s: &NetState,
+    depth: u32,
+    line: &mut Vec<u32>,
+    deadline: Instant,
+) -> Result<Option<bool>, MachineError> {
     if m.is_terminal(s)? {
         return Ok(Some(m.goal(s, 0)?.score() == 100));
     }
@@ -337,7 +343,8 @@ pub fn analyse(
 
     // Heuristics: each candidate against each role's outcome.
     a.candidates = nfeat;
-    let names: Vec<String> = groups.iter().map(|(n, _)| n.clone()).chain(roles.iter().map(|r| format!("mobility {r}"))).collect();
+    let names: Vec<String> =
+        groups.iter().map(|(n, _)| n.clone()).chain(roles.iter().map(|r| format!("mobility {r}"))).collect();
     for (fi, name) in names.iter().enumerate() {
         let xs: Vec<f64> = features.iter().map(|f| f[fi]).collect();
         for (r, ys) in outcomes.iter().enumerate() {
@@ -362,8 +369,16 @@ pub fn analyse(
         })
         .collect();
     let spread = sd.iter().copied().fold(0.0, f64::max);
-    a.exploration = (0.7 * spread / 0.5).clamp(0.2, 1.0);
-    a.exploration_reason = format!("largest standard deviation of random-game goals {spread:.2} (0.5 for a fair win/loss game gives 0.7)");
+    if spread < 0.05 {
+        // Random games all end alike: nothing to scale by.
+        a.exploration = 0.7;
+        a.exploration_reason = format!("random games all end alike (goal spread {spread:.2}): default kept");
+    } else {
+        a.exploration = (0.7 * spread / 0.5).clamp(0.2, 1.0);
+        a.exploration_reason = format!(
+            "largest standard deviation of random-game goals {spread:.2} (0.5, a fair win/loss game, gives 0.7)"
+        );
+    }
     a.rollouts_per_request = match a.playouts_per_s {
         x if x > 100_000.0 => 4,
         x if x > 20_000.0 => 2,

@@ -31,7 +31,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let opts = PropnetOptions { limits: a.machine.limits(), passes: a.machine.passes()? };
     let p = prepare(&game, &opts)?;
     let an = analyse(p.net(), p.goal_net(), &p.propnet(), Duration::from_secs_f64(a.seconds.max(0.1)), a.seed)?;
-    let by_role = |v: &[f64]| -> Map<String, Value> { an.roles.iter().cloned().zip(v.iter().map(|&x| json!(x))).collect() };
+    let by_role =
+        |v: &[f64]| -> Map<String, Value> { an.roles.iter().cloned().zip(v.iter().map(|&x| json!(x))).collect() };
     let out = json!({
         "game": a.game.display().to_string(),
         "seconds": an.seconds,
@@ -68,8 +69,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!("{} random games in {:.1} s ({:.0} playouts/s)", an.games, an.seconds, an.playouts_per_s);
-    println!("length: mean {:.1}, from {} to {}", an.avg_length,
-        an.length_histogram.first().map_or(0, |x| x.0), an.length_histogram.last().map_or(0, |x| x.0));
+    println!(
+        "length: mean {:.1}, from {} to {}",
+        an.avg_length,
+        an.length_histogram.first().map_or(0, |x| x.0),
+        an.length_histogram.last().map_or(0, |x| x.0)
+    );
     for (r, b) in an.roles.iter().zip(&an.branching) {
         println!("branching of {r}: {b:.1}");
     }
@@ -85,7 +90,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
     for h in &an.heuristics {
         println!("  {:+.2}  {} (for {})", h.weight, h.name, an.roles[h.role]);
     }
-    println!("latches: {} once-true, {} once-false, {} constant bases", an.latches_positive.len(), an.latches_negative.len(), an.constant_bases);
+    println!(
+        "latches: {} once-true, {} once-false, {} constant bases",
+        an.latches_positive.len(),
+        an.latches_negative.len(),
+        an.constant_bases
+    );
     for (r, (lo, hi)) in an.roles.iter().zip(&an.goal_bounds) {
         println!("goal bounds of {r}: {lo}..{hi}");
     }

@@ -10,6 +10,7 @@ use crate::machines::MachineKind;
 use anyhow::{anyhow, Context as _, Result};
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use propel_compiler::Game;
+use propel_runtime::analysis::analyse;
 use propel_runtime::build::{prepare, PropnetOptions};
 use propel_runtime::mcts::Stats;
 use propel_runtime::simulate::Simulator;
@@ -20,6 +21,16 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tracing::{debug, info, info_span, warn};
+
+/// What the background builder sends a match.
+pub enum Built {
+    /// A brain on a faster machine, at the initial state.
+    Brain(Box<dyn Brain>),
+    /// The meta-game analysis, for the statistics file.
+    Analysis(serde_json::Value),
+    /// A puzzle's winning line, found by the solver.
+    Plan(Vec<String>),
+}
 
 /// How a player plays its matches.
 #[derive(Clone, Debug)]
@@ -33,6 +44,8 @@ pub struct PlayerConfig {
     pub log_dir: Option<PathBuf>,
     /// Machines built in the background after the prover, in order.
     pub machines: Vec<MachineKind>,
+    /// Run the meta-game analysis during the start clock and use it.
+    pub analysis: bool,
     pub seed: u64,
 }
 
@@ -157,7 +170,9 @@ struct Match {
     brain: Box<dyn Brain>,
     /// Joint moves so far (replayed on a new machine).
     history: Vec<Vec<String>>,
-    builds: Receiver<Box<dyn Brain>>,
+    builds: Receiver<Built>,
+    /// A puzzle's solution: the moves to play, turn by turn.
+    plan: Option<Vec<String>>,
     commands: Receiver<Command>,
     snapshot: Arc<Mutex<Snapshot>>,
     play_clock: f64,
@@ -192,7 +207,7 @@ impl Match {
         let (btx, builds) = bounded(4);
         let search = matches!(cfg.strategy, Strategy::Mcts(_) | Strategy::Uct);
         if search {
-            spawn_builder(cfg.clone(), game.clone(), btx)?;
+            spawn_builder(cfg.clone(), game.clone(), req.start_clock, btx)?;
         }
         let stats = match &dir {
             Some(d) => {
@@ -208,6 +223,7 @@ impl Match {
             brain,
             history: Vec::new(),
             builds,
+            plan: None,
             commands,
             snapshot,
             play_clock: req.play_clock,
@@ -292,10 +308,15 @@ impl Match {
         if self.brain.terminal()? {
             return Err(anyhow!("asked to play in a terminal state"));
         }
-        if self.search {
-            self.think_until(deadline)?;
-        }
-        let Choice { mv, value, visits } = self.brain.choose(self.role)?;
+        let Choice { mv, value, visits } = match self.planned() {
+            Some(mv) => Choice { mv, value: Some(100.0), visits: 0 },
+            None => {
+                if self.search {
+                    self.think_until(deadline)?;
+                }
+                self.brain.choose(self.role)?
+            }
+        };
         let turn = self.history.len();
         match value {
             Some(v) => {
@@ -341,7 +362,7 @@ impl Match {
                 }
             } else {
                 match self.builds.recv_deadline(until) {
-                    Ok(b) => self.switch(b),
+                    Ok(b) => self.take(b),
                     Err(_) => std::thread::sleep(until.saturating_duration_since(Instant::now())),
                 }
             }
@@ -350,8 +371,25 @@ impl Match {
 
     fn take_builds(&mut self) {
         while let Ok(b) = self.builds.try_recv() {
-            self.switch(b);
+            self.take(b);
         }
+    }
+
+    fn take(&mut self, b: Built) {
+        match b {
+            Built::Brain(b) => self.switch(b),
+            Built::Analysis(a) => self.record(json!({"event": "analysis", "analysis": a})),
+            Built::Plan(p) => {
+                info!("puzzle solved in {} moves; following the solution", p.len());
+                self.plan = Some(p);
+            }
+        }
+    }
+
+    /// The solution's move for this turn, if it is still legal here.
+    fn planned(&mut self) -> Option<String> {
+        let mv = self.plan.as_ref()?.get(self.history.len())?.clone();
+        self.brain.legal(self.role).ok()?.contains(&mv).then_some(mv)
     }
 
     /// Moves to a new machine if it agrees with the current one on the
@@ -419,7 +457,7 @@ where
 
 /// Builds the faster machines one after the other and sends a brain for
 /// each (at the initial state; the match replays the moves).
-fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, out: Sender<Box<dyn Brain>>) -> Result<()> {
+fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out: Sender<Built>) -> Result<()> {
     let span = tracing::Span::current();
     std::thread::Builder::new().name("builder".into()).spawn(move || {
         let _enter = span.enter();
@@ -439,10 +477,41 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, out: Sender<Box<dyn Br
             debug!("{}: {:.3} s, {}", r.stage, r.seconds, r.counts);
         }
         info!("propnet built in {:.2} s", t.elapsed().as_secs_f64());
+        let mut strategy = cfg.strategy.clone();
+        if cfg.analysis {
+            // A quarter of the start clock at most: the rest is for search.
+            let budget = Duration::from_secs_f64((0.25 * start_clock).clamp(0.1, 10.0));
+            match analyse(prepared.net(), prepared.goal_net(), &prepared.propnet(), budget, cfg.seed) {
+                Ok(a) => {
+                    info!(
+                        "analysis: {} games, mean length {:.1}, exploration {:.2}, {} heuristics, {} factors",
+                        a.games,
+                        a.avg_length,
+                        a.exploration,
+                        a.heuristics.len(),
+                        a.factors.len()
+                    );
+                    if let Strategy::Mcts(c) = &mut strategy {
+                        c.exploration = a.exploration;
+                    }
+                    let summary = json!({
+                        "games": a.games, "avg_length": a.avg_length, "branching": a.branching,
+                        "simultaneous": a.simultaneous, "playouts_per_s": a.playouts_per_s,
+                        "exploration": a.exploration, "heuristics": a.heuristics.len(),
+                        "factors": a.factors.len(), "puzzle": a.puzzle_note,
+                    });
+                    let _ = out.send(Built::Analysis(summary));
+                    if let Some(s) = a.puzzle {
+                        let _ = out.send(Built::Plan(s.moves));
+                    }
+                }
+                Err(e) => warn!("analysis: {e}"),
+            }
+        }
         if wants(&MachineKind::Propnet) {
-            match MachineBrain::new("propnet", prepared.propnet(), &cfg.strategy, cfg.seed) {
+            match MachineBrain::new("propnet", prepared.propnet(), &strategy, cfg.seed) {
                 Ok(b) => {
-                    if out.send(Box::new(b)).is_err() {
+                    if out.send(Built::Brain(Box::new(b))).is_err() {
                         return;
                     }
                 }
@@ -460,9 +529,9 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, out: Sender<Box<dyn Br
                     if wants(&MachineKind::Propnet) && jit <= net {
                         return;
                     }
-                    match MachineBrain::new("jit", m, &cfg.strategy, cfg.seed) {
+                    match MachineBrain::new("jit", m, &strategy, cfg.seed) {
                         Ok(b) => {
-                            let _ = out.send(Box::new(b));
+                            let _ = out.send(Built::Brain(Box::new(b)));
                         }
                         Err(e) => warn!("JIT machine: {e:#}"),
                     }

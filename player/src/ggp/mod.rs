@@ -36,6 +36,9 @@ pub struct PlayerArgs {
     pub machines: Vec<MachineKind>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Skip the meta-game analysis during the start clock.
+    #[arg(long)]
+    pub no_analysis: bool,
 }
 
 impl PlayerArgs {
@@ -66,6 +69,7 @@ impl PlayerArgs {
             margin: self.margin,
             log_dir,
             machines: self.machines.clone(),
+            analysis: !self.no_analysis,
             seed: self.seed,
         })
     }
