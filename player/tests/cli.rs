@@ -36,7 +36,10 @@ fn temp_file(name: &str, text: &str) -> PathBuf {
 
 #[test]
 fn help_for_every_subcommand() {
-    for sub in ["check", "perft", "trace", "playouts", "corpus"] {
+    for sub in [
+        "check", "perft", "trace", "playouts", "corpus", "compare", "compile", "bench", "search", "analyse", "serve",
+        "match", "report",
+    ] {
         let o = propel(&[sub, "--help"]);
         assert!(o.status.success(), "{sub} --help");
         assert!(stdout(&o).contains("Usage"), "{sub} --help prints usage");
@@ -178,4 +181,65 @@ fn corpus_command_on_a_small_folder() {
     assert!(text.contains("sub/broken.kif\trejected\t0\tsyntax\t"), "{text}");
     assert!(text.contains("ttt.kif\tvalid\t2\t"), "{text}");
     assert!(stdout(&o).contains("2 files: 1 rejected, 1 valid"), "{}", stdout(&o));
+}
+
+fn analyse(game: &str, secs: &str) -> Value {
+    let o = propel(&["analyse", game, "--seconds", secs, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+#[test]
+fn analyse_reports_statistics_tuning_and_heuristics() {
+    let v = analyse("games/tictactoe.kif", "1");
+    for key in [
+        "avg_length",
+        "length_histogram",
+        "branching",
+        "simultaneous",
+        "playouts_per_s",
+        "exploration",
+        "greedy_rollouts",
+        "heuristics",
+        "latches",
+        "goal_bounds",
+        "factors",
+    ] {
+        assert!(v.get(key).is_some(), "no {key}: {v}");
+    }
+    let len = v["avg_length"].as_f64().unwrap();
+    assert!((5.0..=9.0).contains(&len), "{len}");
+    let hist: u64 = v["length_histogram"].as_array().unwrap().iter().map(|x| x[1].as_u64().unwrap()).sum();
+    assert_eq!(hist, v["games"].as_u64().unwrap());
+    assert!(v["branching"]["xplayer"].as_f64().unwrap() > 1.0);
+    assert_eq!(v["simultaneous"], false);
+    assert_eq!(v["goal_bounds"]["oplayer"], serde_json::json!([0, 100]));
+    assert!(v["factors"].as_array().unwrap().is_empty());
+    // Random tic-tac-toe often misses a win one move away.
+    assert_eq!(v["greedy_rollouts"], true);
+
+    assert_eq!(analyse("games/dilemma.kif", "0.5")["simultaneous"], true);
+
+    // In breakthrough, pieces one row from the goal row predict the winner.
+    let v = analyse("games/breakthrough.kif", "2");
+    let h = v["heuristics"].as_array().unwrap();
+    assert!(
+        h.iter().any(|x| x["name"] == "count (cellholds _ 7 white)"
+            && x["role"] == "white"
+            && x["weight"].as_f64().unwrap() > 0.0),
+        "{h:?}"
+    );
+}
+
+#[test]
+fn analyse_solves_small_puzzles_and_finds_factors() {
+    let corpus = root().join("../shared/games/base");
+    if !corpus.exists() {
+        eprintln!("../shared/games is absent: skipping the corpus games of this test");
+        return;
+    }
+    let v = analyse(corpus.join("lightsOnParallel.kif").to_str().unwrap(), "2");
+    assert_eq!(v["puzzle"]["goal"], 100, "{v}");
+    let v = analyse(corpus.join("dualConnect4.kif").to_str().unwrap(), "1");
+    assert_eq!(v["factors"].as_array().unwrap().len(), 2, "{v}");
 }
