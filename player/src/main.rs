@@ -50,6 +50,9 @@ enum Command {
 }
 
 fn init_logging(verbose: u8) {
+    use std::str::FromStr;
+    use tracing::level_filters::LevelFilter;
+    use tracing_subscriber::filter::Targets;
     let default = match verbose {
         0 => "info",
         1 => "debug",
@@ -58,22 +61,28 @@ fn init_logging(verbose: u8) {
     // Our crates at the chosen level; dependencies (Cranelift logs every
     // function it defines at info) only when they warn.
     let directives = format!("warn,propel={default},propel_compiler={default},propel_runtime={default}");
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(directives));
-    let console = tracing_subscriber::fmt::layer()
+    let console = std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|v| Targets::from_str(&v).ok())
+        .or_else(|| Targets::from_str(&directives).ok())
+        .unwrap_or_default();
+    // Matches' own files get our crates' debug events whatever the console
+    // shows, so the global filter lets those through and the console's
+    // formatter drops what the console does not want. (Per-layer filters
+    // would be the obvious tool, but with a second layer beside them they
+    // lose the first event of a callsite: tokio-rs/tracing#3347.)
+    let mut global = console.clone();
+    for c in ["propel", "propel_compiler", "propel_runtime"] {
+        let level =
+            if console.would_enable(c, &tracing::Level::TRACE) { LevelFilter::TRACE } else { LevelFilter::DEBUG };
+        global = global.with_target(c, level);
+    }
+    let fmt = tracing_subscriber::fmt::format().with_target(false);
+    let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .with_filter(filter);
-    // Matches' own files get our crates' debug events, whatever the console shows.
-    let ours = tracing::level_filters::LevelFilter::DEBUG;
-    let files = ggp::logs::MatchFiles.with_filter(
-        tracing_subscriber::filter::Targets::new()
-            .with_target("propel", ours)
-            .with_target("propel_compiler", ours)
-            .with_target("propel_runtime", ours),
-    );
-    tracing_subscriber::registry().with(console).with(files).init();
+        .event_format(ggp::logs::Gate { inner: fmt, targets: console });
+    tracing_subscriber::registry().with(global).with(layer).with(ggp::logs::MatchFiles).init();
 }
 
 fn main() -> ExitCode {

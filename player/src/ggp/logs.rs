@@ -113,6 +113,44 @@ impl Visit for Line {
     }
 }
 
+/// An event formatter that writes only what `targets` enables (the
+/// console's filter), so that one global filter can serve both the console
+/// and the match files.
+pub struct Gate<F> {
+    pub inner: F,
+    pub targets: tracing_subscriber::filter::Targets,
+}
+
+impl<S, N, F> tracing_subscriber::fmt::FormatEvent<S, N> for Gate<F>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+    F: tracing_subscriber::fmt::FormatEvent<S, N>,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &Event<'_>,
+    ) -> std::fmt::Result {
+        let meta = event.metadata();
+        if self.targets.would_enable(meta.target(), meta.level()) {
+            self.inner.format_event(ctx, writer, event)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Our crates' events at debug level and above (not dependencies': Cranelift
+/// is chatty).
+fn wanted(meta: &tracing::Metadata<'_>) -> bool {
+    *meta.level() <= tracing::Level::DEBUG
+        && ["propel", "propel_compiler", "propel_runtime"]
+            .iter()
+            .any(|c| meta.target() == *c || meta.target().strip_prefix(c).is_some_and(|r| r.starts_with("::")))
+}
+
 impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for MatchFiles {
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         if attrs.metadata().name() != "match" {
@@ -128,6 +166,9 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for MatchFiles {
     }
 
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        if !wanted(event.metadata()) {
+            return;
+        }
         let Some(scope) = ctx.event_scope(event) else { return };
         for span in scope {
             let ext = span.extensions();
