@@ -52,6 +52,11 @@ struct Tally {
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
+    for (name, v) in [("--start-clock", a.start_clock), ("--play-clock", a.play_clock), ("--grace", a.grace)] {
+        if !(0.0..=1e6).contains(&v) {
+            anyhow::bail!("{name} must be between 0 and 1e6 seconds, not {v}");
+        }
+    }
     let game = load_game(&a.game)?;
     let text = std::fs::read_to_string(&a.game).with_context(|| format!("reading {}", a.game.display()))?;
     let rules = forms(&game.name, &text)?;

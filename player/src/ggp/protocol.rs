@@ -150,8 +150,10 @@ impl Reader<'_> {
         }
     }
 
+    /// A clock in seconds: a number from 0 to a million (anything larger
+    /// would overflow time arithmetic, and is no real clock).
     fn number(&self, n: NodeId) -> Option<f64> {
-        self.symbol(n)?.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0)
+        self.symbol(n)?.parse::<f64>().ok().filter(|x| x.is_finite() && (0.0..=1e6).contains(x))
     }
 
     /// The text between a list's parentheses.
@@ -257,6 +259,8 @@ mod tests {
         assert!(matches!(parse("(play (m1) nil)").unwrap_err(), ProtocolError::Shape { .. }));
         assert!(matches!(parse("(start m r rules 1 1)").unwrap_err(), ProtocolError::Shape { .. }));
         assert!(matches!(parse("(start m r () x 1)").unwrap_err(), ProtocolError::Shape { .. }));
+        assert!(matches!(parse("(start m r () 1e300 1)").unwrap_err(), ProtocolError::Shape { .. }));
+        assert!(matches!(parse("(start m r () 1 -1)").unwrap_err(), ProtocolError::Shape { .. }));
         assert!(matches!(parse("(?x)").unwrap_err(), ProtocolError::Unknown(_)));
     }
 
