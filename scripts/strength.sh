@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Strength of Propel's MCTS: matches over HTTP (propel match) against a
-# random player and against plain single-threaded UCT, on the bundled games
-# (or the games given), every seating, with win rates and 95% confidence
-# intervals. Not a test: it takes a while (about PLAY x game length x
-# MATCHES x seatings per game).
+# random player, against plain single-threaded UCT, and (opponent
+# `noanalysis`) against the same MCTS player without the start-clock
+# meta-game analysis (a second `propel serve --no-analysis` process), on
+# the bundled games (or the games given), every seating, with win rates and
+# 95% confidence intervals. Not a test: it takes a while (about PLAY x game
+# length x MATCHES x seatings per game).
 #
 #   scripts/strength.sh [GAME.kif ...]
 #   MATCHES=5 PLAY=0.5 START=2 THREADS=2 OUT=strength scripts/strength.sh
@@ -20,6 +22,8 @@ games=("$@")
 cargo build --release -q -p propel
 propel=target/release/propel
 mkdir -p "$OUT"
+pids=()
+trap '[ ${#pids[@]} -eq 0 ] || kill "${pids[@]}" 2>/dev/null' EXIT
 summary="$OUT/summary.txt"
 : > "$summary"
 for opp in $OPPONENTS; do
@@ -29,10 +33,21 @@ for opp in $OPPONENTS; do
     players=(--player builtin:mcts)
     # Enough opponents to fill every other seat; the round robin seats
     # MCTS in every role.
-    for ((i = 1; i < (roles > 1 ? roles : 2); i++)); do players+=(--player "builtin:$opp"); done
+    for ((i = 1; i < (roles > 1 ? roles : 2); i++)); do
+      if [ "$opp" = noanalysis ]; then
+        "$propel" serve --port 0 --host 127.0.0.1 --name noanalysis --no-analysis --threads "$THREADS" \
+          --log-dir "$OUT/noanalysis-logs" > "$OUT/serve.out" 2>/dev/null &
+        pids+=($!)
+        sleep 1
+        players+=(--player "$(sed -n 's/^listening on //p' "$OUT/serve.out" | head -1)")
+      else
+        players+=(--player "builtin:$opp")
+      fi
+    done
     echo "== $name: mcts vs $opp ($MATCHES matches per seating, play clock $PLAY s)" | tee -a "$summary"
     RUST_LOG=warn "$propel" match "$g" "${players[@]}" --round-robin --matches "$MATCHES" \
       --start-clock "$START" --play-clock "$PLAY" --threads "$THREADS" -o "$OUT/$opp/$name" | tee -a "$summary"
+    if [ ${#pids[@]} -gt 0 ]; then kill "${pids[@]}" 2>/dev/null || true; pids=(); fi
   done
 done
 echo "summary in $summary"

@@ -59,3 +59,77 @@ impl Simulator for Prover {
         false
     }
 }
+
+/// A greedy random playout from `s`: where one role has a choice, a move
+/// that ends the game with goal 100 for it is taken, and a move that ends
+/// the game with goal 0 for it is avoided when another exists; otherwise
+/// moves are uniformly random. Costs one state update per legal move of
+/// the chooser at every step, so the analysis decides when it pays.
+pub fn greedy_rollout<M: Simulator>(
+    m: &mut M,
+    s: &M::State,
+    rng: &mut Rng,
+    goals: &mut [f64],
+) -> Result<u32, MachineError>
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    let roles = m.roles().len();
+    let mut moves: Vec<Vec<M::Move>> = vec![Vec::new(); roles];
+    let mut joint = Vec::with_capacity(roles);
+    let mut ok = Vec::new();
+    let mut s = s.clone();
+    let mut len = 0u32;
+    while !m.is_terminal(&s)? {
+        joint.clear();
+        let mut chooser = None;
+        for (r, mv) in moves.iter_mut().enumerate() {
+            m.legal_moves(&s, r, mv)?;
+            if mv.is_empty() {
+                return Err(MachineError::Other(format!("role `{}` has no legal move", m.roles()[r])));
+            }
+            joint.push(mv[rng.below(mv.len())]);
+            if mv.len() > 1 {
+                chooser = if chooser.is_none() { Some(r) } else { Some(usize::MAX) };
+            }
+        }
+        let next = match chooser.filter(|&r| r != usize::MAX) {
+            Some(r) => {
+                ok.clear();
+                let mut win = None;
+                for &mv in &moves[r] {
+                    joint[r] = mv;
+                    let n = m.next_state(&s, &joint)?;
+                    if m.is_terminal(&n)? {
+                        match m.goal(&n, r)?.score() {
+                            100 => {
+                                win = Some(n);
+                                break;
+                            }
+                            0 => continue,
+                            _ => {}
+                        }
+                    }
+                    ok.push(n);
+                }
+                match win {
+                    Some(n) => n,
+                    None if !ok.is_empty() => ok.swap_remove(rng.below(ok.len())),
+                    // Every move loses: any will do.
+                    None => m.next_state(&s, &joint)?,
+                }
+            }
+            _ => m.next_state(&s, &joint)?,
+        };
+        s = next;
+        len += 1;
+        if len as u64 > crate::playout::MAX_PLAYOUT_STEPS {
+            return Err(MachineError::Other("a playout went on without end".into()));
+        }
+    }
+    for (r, g) in goals.iter_mut().enumerate() {
+        *g = m.goal(&s, r)?.score() as f64;
+    }
+    Ok(len)
+}

@@ -40,6 +40,9 @@ pub struct Args {
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Greedy rollouts: take wins and avoid losses one move ahead.
+    #[arg(long)]
+    greedy: bool,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -67,6 +70,7 @@ where
         exploration: a.exploration,
         pin: a.pin,
         seed: a.seed,
+        greedy: a.greedy,
     };
     let mut search = Search::new(m, s0, cfg)?;
     let deadline = Instant::now() + Duration::from_secs_f64(a.seconds.max(0.0));

@@ -484,20 +484,23 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
             match analyse(prepared.net(), prepared.goal_net(), &prepared.propnet(), budget, cfg.seed) {
                 Ok(a) => {
                     info!(
-                        "analysis: {} games, mean length {:.1}, exploration {:.2}, {} heuristics, {} factors",
+                        "analysis: {} games, mean length {:.1}, exploration {:.2}, greedy rollouts {}, {} heuristics, {} factors",
                         a.games,
                         a.avg_length,
                         a.exploration,
+                        a.greedy_rollouts,
                         a.heuristics.len(),
                         a.factors.len()
                     );
                     if let Strategy::Mcts(c) = &mut strategy {
                         c.exploration = a.exploration;
+                        c.greedy = a.greedy_rollouts;
                     }
                     let summary = json!({
                         "games": a.games, "avg_length": a.avg_length, "branching": a.branching,
                         "simultaneous": a.simultaneous, "playouts_per_s": a.playouts_per_s,
-                        "exploration": a.exploration, "heuristics": a.heuristics.len(),
+                        "exploration": a.exploration, "greedy_rollouts": a.greedy_rollouts,
+                        "heuristics": a.heuristics.len(),
                         "factors": a.factors.len(), "puzzle": a.puzzle_note,
                     });
                     let _ = out.send(Built::Analysis(summary));

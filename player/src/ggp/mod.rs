@@ -52,6 +52,7 @@ impl PlayerArgs {
                 exploration: self.exploration,
                 pin: false,
                 seed: self.seed,
+                greedy: false,
             }),
             "uct" => Strategy::Uct,
             "random" => Strategy::Random,

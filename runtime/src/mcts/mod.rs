@@ -59,11 +59,21 @@ pub struct Config {
     /// Pin threads to cores.
     pub pin: bool,
     pub seed: u64,
+    /// Greedy rollouts (take immediate wins, avoid immediate losses).
+    pub greedy: bool,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { threads: 1, mode: Mode::Pipeline, pool: 1_000_000, exploration: 0.7, pin: false, seed: 1 }
+        Config {
+            threads: 1,
+            mode: Mode::Pipeline,
+            pool: 1_000_000,
+            exploration: 0.7,
+            pin: false,
+            seed: 1,
+            greedy: false,
+        }
     }
 }
 
@@ -112,6 +122,25 @@ struct Reply {
 }
 
 const QUEUE: usize = 256;
+
+/// One rollout: greedy or the machine's own (native where it can).
+fn simulate<M: Simulator>(
+    m: &mut M,
+    greedy: bool,
+    s: &M::State,
+    rng: &mut Rng,
+    goals: &mut [f64],
+) -> Result<u32, MachineError>
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    if greedy {
+        crate::simulate::greedy_rollout(m, s, rng, goals)
+    } else {
+        m.rollout(s, rng, goals)
+    }
+}
 
 fn pin(core: usize) {
     if let Some(ids) = core_affinity::get_core_ids() {
@@ -184,7 +213,7 @@ where
                 match self.graph.select(&mut self.machine, &mut path)? {
                     Leaf::Known(v) => self.graph.backprop(&path, &v),
                     Leaf::Rollout(s) => {
-                        self.machine.rollout(&s, &mut rng, &mut goals)?;
+                        simulate(&mut self.machine, self.config.greedy, &s, &mut rng, &mut goals)?;
                         let v: SmallVec<[f64; 4]> = goals.iter().map(|g| g / 100.0).collect();
                         self.graph.backprop(&path, &v);
                         stats.rollouts += 1;
@@ -217,6 +246,7 @@ where
         let rollouts = AtomicU64::new(0);
         let roles = self.machine.roles().len();
         let pin_threads = self.config.pin;
+        let greedy = self.config.greedy;
         let seed = self.seeds.next_u64();
         let mut stats = Stats::default();
         let result: Result<(), MachineError> = std::thread::scope(|scope| {
@@ -244,7 +274,7 @@ where
                         let mut sums: SmallVec<[f64; 4]> = SmallVec::from_elem(0.0, roles);
                         rng = Rng::new(rng.next_u64() ^ req.seed);
                         for _ in 0..req.count {
-                            m.rollout(&req.state, &mut rng, &mut goals)?;
+                            simulate(&mut m, greedy, &req.state, &mut rng, &mut goals)?;
                             for (s, g) in sums.iter_mut().zip(&goals) {
                                 *s += g / 100.0;
                             }
@@ -331,7 +361,7 @@ where
                     Leaf::Known(v) => self.graph.backprop(&path, &v),
                     Leaf::Rollout(s) => {
                         let t0 = Instant::now();
-                        self.machine.rollout(&s, &mut own_rng, &mut own_goals)?;
+                        simulate(&mut self.machine, self.config.greedy, &s, &mut own_rng, &mut own_goals)?;
                         waiting += t0.elapsed();
                         value.clear();
                         value.extend(own_goals.iter().map(|g| g / 100.0));
