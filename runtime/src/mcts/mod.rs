@@ -273,14 +273,18 @@ where
                         }
                         let mut sums: SmallVec<[f64; 4]> = SmallVec::from_elem(0.0, roles);
                         rng = Rng::new(rng.next_u64() ^ req.seed);
-                        for _ in 0..req.count {
+                        // A stop cuts a request short (after at least one
+                        // playout): joining must not wait for dozens.
+                        let mut done = 0;
+                        while done < req.count && (done == 0 || !stop.load(Ordering::Acquire)) {
                             simulate(&mut m, greedy, &req.state, &mut rng, &mut goals)?;
                             for (s, g) in sums.iter_mut().zip(&goals) {
                                 *s += g / 100.0;
                             }
+                            done += 1;
                         }
-                        rollouts.fetch_add(req.count as u64, Ordering::Relaxed);
-                        let mut reply = Reply { id: req.id, sums, count: req.count };
+                        rollouts.fetch_add(done as u64, Ordering::Relaxed);
+                        let mut reply = Reply { id: req.id, sums, count: done };
                         // The reply queue has room for every request in flight.
                         while let Err(r) = replies.push(reply) {
                             reply = r;
@@ -411,9 +415,10 @@ where
                 break;
             }
         }
-        // Let the rollouts in flight finish, so their values are not lost.
+        // Let the rollouts in flight finish, so their values are not lost,
+        // but briefly: the deadline is often a move to answer.
         let t0 = Instant::now();
-        while in_flight > 0 && t0.elapsed() < Duration::from_millis(200) {
+        while in_flight > 0 && t0.elapsed() < Duration::from_millis(20) {
             if let Some(rep) = replies.pop() {
                 in_flight -= 1;
                 if let Some(p) = pending.get_mut(rep.id as usize).and_then(Option::take) {
