@@ -210,14 +210,8 @@ where
         }
         loop {
             for _ in 0..16 {
-                match self.graph.select(&mut self.machine, &mut path)? {
-                    Leaf::Known(v) => self.graph.backprop(&path, &v),
-                    Leaf::Rollout(s) => {
-                        simulate(&mut self.machine, self.config.greedy, &s, &mut rng, &mut goals)?;
-                        let v: SmallVec<[f64; 4]> = goals.iter().map(|g| g / 100.0).collect();
-                        self.graph.backprop(&path, &v);
-                        stats.rollouts += 1;
-                    }
+                if self.iterate_here(&mut path, &mut rng, &mut goals)?.is_some() {
+                    stats.rollouts += 1;
                 }
                 stats.iterations += 1;
             }
@@ -231,6 +225,38 @@ where
         stats.search_busy = 1.0;
         stats.per_request = 1;
         Ok(stats)
+    }
+
+    /// One iteration with its rollout run on this thread; returns the
+    /// rollout's time, or `None` when the leaf's value was known.
+    fn iterate_here(
+        &mut self,
+        path: &mut Vec<Step>,
+        rng: &mut Rng,
+        goals: &mut [f64],
+    ) -> Result<Option<Duration>, MachineError> {
+        match self.graph.select(&mut self.machine, path)? {
+            Leaf::Known(v) => {
+                self.graph.backprop(path, &v);
+                Ok(None)
+            }
+            Leaf::Rollout(s) => {
+                let t0 = Instant::now();
+                simulate(&mut self.machine, self.config.greedy, &s, rng, goals)?;
+                let took = t0.elapsed();
+                let v: SmallVec<[f64; 4]> = goals.iter().map(|g| g / 100.0).collect();
+                self.graph.backprop(path, &v);
+                Ok(Some(took))
+            }
+        }
+    }
+
+    /// Backs up a rollout thread's reply along the path it was asked for.
+    fn absorb(&mut self, rep: &Reply, pending: &mut [Option<Vec<Step>>]) {
+        if let Some(p) = pending.get_mut(rep.id as usize).and_then(Option::take) {
+            let v: SmallVec<[f64; 4]> = rep.sums.iter().map(|s| s / rep.count as f64).collect();
+            self.graph.backprop(&p, &v);
+        }
     }
 
     /// The pipeline: this thread searches, `n` threads roll out.
@@ -337,8 +363,7 @@ where
         let mut in_flight = 0usize;
         let mut path = Vec::new();
         // Time in the search thread's own rollouts.
-        let mut waiting = Duration::ZERO;
-        let mut value: SmallVec<[f64; 4]> = SmallVec::new();
+        let mut own_time = Duration::ZERO;
         let mut seeds = Rng::new(self.seeds.next_u64());
         let mut own_rng = Rng::new(self.seeds.next_u64());
         let mut own_goals = vec![0.0; self.machine.roles().len()];
@@ -347,11 +372,7 @@ where
             // Results first: they make the graph better for the next selection.
             while let Some(rep) = replies.pop() {
                 in_flight -= 1;
-                if let Some(p) = pending.get_mut(rep.id as usize).and_then(Option::take) {
-                    value.clear();
-                    value.extend(rep.sums.iter().map(|s| s / rep.count as f64));
-                    self.graph.backprop(&p, &value);
-                }
+                self.absorb(&rep, &mut pending);
                 free_ids.push(rep.id);
             }
             if Instant::now() >= deadline {
@@ -361,56 +382,44 @@ where
                 // All rollout capacity is busy: rather than wait for a
                 // result, do an iteration with a rollout of our own (with
                 // few cores the rollout threads are the bottleneck).
+                if let Some(t) = self.iterate_here(&mut path, &mut own_rng, &mut own_goals)? {
+                    own_time += t;
+                    stats.rollouts += 1;
+                }
+            } else {
                 match self.graph.select(&mut self.machine, &mut path)? {
                     Leaf::Known(v) => self.graph.backprop(&path, &v),
-                    Leaf::Rollout(s) => {
-                        let t0 = Instant::now();
-                        simulate(&mut self.machine, self.config.greedy, &s, &mut own_rng, &mut own_goals)?;
-                        waiting += t0.elapsed();
-                        value.clear();
-                        value.extend(own_goals.iter().map(|g| g / 100.0));
-                        self.graph.backprop(&path, &value);
-                        stats.rollouts += 1;
+                    Leaf::Rollout(state) => {
+                        let id = free_ids.pop().unwrap_or_else(|| {
+                            pending.push(None);
+                            pending.len() as u32 - 1
+                        });
+                        pending[id as usize] = Some(std::mem::take(&mut path));
+                        let req = Request { id, state, count: self.per_request, seed: seeds.next_u64() };
+                        if let Err(req) = requests.push(req) {
+                            // Cannot happen (checked above, single producer);
+                            // fall back to no rollout for this path.
+                            pending[req.id as usize] = None;
+                            free_ids.push(req.id);
+                        } else {
+                            in_flight += 1;
+                        }
                     }
                 }
-                stats.iterations += 1;
-                if self.graph.root_solved().is_some() {
-                    break;
-                }
-                continue;
-            }
-            match self.graph.select(&mut self.machine, &mut path)? {
-                Leaf::Known(v) => self.graph.backprop(&path, &v),
-                Leaf::Rollout(state) => {
-                    let id = free_ids.pop().unwrap_or_else(|| {
-                        pending.push(None);
-                        pending.len() as u32 - 1
-                    });
-                    pending[id as usize] = Some(std::mem::take(&mut path));
-                    let req = Request { id, state, count: self.per_request, seed: seeds.next_u64() };
-                    if let Err(req) = requests.push(req) {
-                        // Cannot happen (checked above, single producer);
-                        // fall back to no rollout for this path.
-                        pending[req.id as usize] = None;
-                        free_ids.push(req.id);
-                    } else {
-                        in_flight += 1;
+                // Adapt playouts per request: keep the request queue about
+                // half full (rollout threads neither starve nor lag far behind).
+                since_adapt += 1;
+                if since_adapt == 256 {
+                    since_adapt = 0;
+                    let fill = requests.len() as f64 / QUEUE as f64;
+                    if fill < 0.25 && self.per_request < 64 {
+                        self.per_request += 1;
+                    } else if fill > 0.75 && self.per_request > 1 {
+                        self.per_request -= 1;
                     }
                 }
             }
             stats.iterations += 1;
-            // Adapt playouts per request: keep the request queue about half
-            // full (rollout threads neither starve nor lag far behind).
-            since_adapt += 1;
-            if since_adapt == 256 {
-                since_adapt = 0;
-                let fill = requests.len() as f64 / QUEUE as f64;
-                if fill < 0.25 && self.per_request < 64 {
-                    self.per_request += 1;
-                } else if fill > 0.75 && self.per_request > 1 {
-                    self.per_request -= 1;
-                }
-            }
             if self.graph.root_solved().is_some() {
                 break;
             }
@@ -421,17 +430,13 @@ where
         while in_flight > 0 && t0.elapsed() < Duration::from_millis(20) {
             if let Some(rep) = replies.pop() {
                 in_flight -= 1;
-                if let Some(p) = pending.get_mut(rep.id as usize).and_then(Option::take) {
-                    value.clear();
-                    value.extend(rep.sums.iter().map(|s| s / rep.count as f64));
-                    self.graph.backprop(&p, &value);
-                }
+                self.absorb(&rep, &mut pending);
             } else {
                 std::hint::spin_loop();
             }
         }
         let total = start.elapsed();
-        stats.search_busy = 1.0 - waiting.as_secs_f64() / total.as_secs_f64().max(1e-9);
+        stats.search_busy = 1.0 - own_time.as_secs_f64() / total.as_secs_f64().max(1e-9);
         Ok(())
     }
 
