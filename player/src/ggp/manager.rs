@@ -78,14 +78,20 @@ fn post(url: &str, body: &str, timeout: f64) -> Answer {
     Answer { body, ms }
 }
 
-/// The same message to every seat at once.
-fn post_all(seats: &[Seat], body: &str, timeout: f64) -> Vec<Answer> {
+/// One message per seat (`bodies[i]` to `seats[i]`), all at once.
+fn post_each(seats: &[Seat], bodies: &[String], timeout: f64) -> Vec<Answer> {
     std::thread::scope(|s| {
-        let hs: Vec<_> = seats.iter().map(|seat| s.spawn(move || post(&seat.url, body, timeout))).collect();
+        let hs: Vec<_> =
+            seats.iter().zip(bodies).map(|(seat, body)| s.spawn(move || post(&seat.url, body, timeout))).collect();
         hs.into_iter()
             .map(|h| h.join().unwrap_or(Answer { body: Err("request thread failed".into()), ms: 0 }))
             .collect()
     })
+}
+
+/// The same message to every seat at once.
+fn post_all(seats: &[Seat], body: &str, timeout: f64) -> Vec<Answer> {
+    post_each(seats, &vec![body.to_string(); seats.len()], timeout)
 }
 
 /// Asks a player its name (`info`); `None` when it does not say.
@@ -124,20 +130,11 @@ pub fn run_match(
 
     let mut start_errors = Vec::new();
     let rules_text = rules.join(" ");
-    let answers: Vec<Answer> = std::thread::scope(|s| {
-        let hs: Vec<_> = seats
-            .iter()
-            .zip(&roles)
-            .map(|(seat, role)| {
-                let body = format!("(start {id} {role} ({rules_text}) {} {})", clocks.start, clocks.play);
-                let t = clocks.start + clocks.grace;
-                s.spawn(move || post(&seat.url, &body, t))
-            })
-            .collect();
-        hs.into_iter()
-            .map(|h| h.join().unwrap_or(Answer { body: Err("request thread failed".into()), ms: 0 }))
-            .collect()
-    });
+    let starts: Vec<String> = roles
+        .iter()
+        .map(|role| format!("(start {id} {role} ({rules_text}) {} {})", clocks.start, clocks.play))
+        .collect();
+    let answers = post_each(seats, &starts, clocks.start + clocks.grace);
     for (i, a) in answers.iter().enumerate() {
         let e = match &a.body {
             Ok(b) if b.trim().eq_ignore_ascii_case("ready") => String::new(),
