@@ -390,37 +390,32 @@ pub fn analyse(
     let greedy_budget = budget.mul_f64(0.15);
     let t = Instant::now();
     let (mut decisions, mut missed, mut extra_steps) = (0u32, 0u32, 0u64);
-    'outer: while t.elapsed() < greedy_budget && a.games > 0 {
+    let mut per_role: Vec<Vec<_>> = vec![Vec::new(); nr];
+    'outer: while t.elapsed() < greedy_budget && a.games > 0 && !a.simultaneous {
         let mut s = s0.clone();
         while !m.is_terminal(&s)? {
             joint.clear();
-            for r in 0..nr {
-                m.legal_moves(&s, r, &mut moves)?;
-                joint.push(moves[rng.below(moves.len())]);
+            for (r, mv) in per_role.iter_mut().enumerate() {
+                m.legal_moves(&s, r, mv)?;
+                joint.push(mv[rng.below(mv.len())]);
             }
             // One role to move (the others forced): is one of its moves an immediate win?
-            let chooser = (0..nr).find(|&r| {
-                let mut v = Vec::new();
-                m.legal_moves(&s, r, &mut v).map(|_| v.len() > 1).unwrap_or(false)
-            });
-            if let (Some(r), false) = (chooser, a.simultaneous) {
-                m.legal_moves(&s, r, &mut moves)?;
+            if let Some(r) = (0..nr).find(|&r| per_role[r].len() > 1) {
+                let played = joint[r];
                 let mut win = None;
-                for (k, &mv) in moves.iter().enumerate() {
-                    let mut j = joint.clone();
-                    j[r] = mv;
-                    let n = m.next_state(&s, &j)?;
+                for &mv in &per_role[r] {
+                    joint[r] = mv;
+                    let n = m.next_state(&s, &joint)?;
                     extra_steps += 1;
                     if m.is_terminal(&n)? && m.goal(&n, r)?.score() == 100 {
-                        win = Some(k);
+                        win = Some(mv);
                         break;
                     }
                 }
+                joint[r] = played;
                 decisions += 1;
-                if let Some(k) = win {
-                    if joint[r] != moves[k] {
-                        missed += 1;
-                    }
+                if win.is_some_and(|w| w != played) {
+                    missed += 1;
                 }
             }
             s = m.next_state(&s, &joint)?;
