@@ -64,7 +64,7 @@ fn native_playout_equals_standard_playout_seed_by_seed() {
 fn library(game: &Arc<propel_compiler::Game>, text: &[u8], dir: &std::path::Path) -> Option<std::path::PathBuf> {
     let c = propel_compiler::pipeline::compile(game, &Default::default(), propel_compiler::propnet::passes::Pass::ALL)
         .unwrap();
-    let m = Machine { engines: vec![&c.net], split: None, goal_net: c.goal_net.as_ref() };
+    let m = Machine { engines: vec![&c.net], split: None, goal_net: c.goal_net.as_ref(), lanes: Some(&c.net) };
     let (bytes, _, _) = object(&m, &game_hash(text)).unwrap();
     let obj = dir.join("g.o");
     std::fs::write(&obj, bytes).unwrap();
@@ -99,6 +99,12 @@ fn library_plays_like_the_jit_and_refuses_other_games() {
             let nj = j.native_playout(&t0, seed, 100_000, &mut gj).unwrap();
             assert_eq!((na, &ga), (nj, &gj), "{name}: seed {seed}");
         }
+        // Bit-parallel playouts: the same code, so the same games.
+        assert!(a.has_lanes(), "{name}: the library has lane code");
+        let (mut la, mut lj) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
+        a.playouts(&s0, 200, 5, 100_000, &mut la.0, &mut la.1).unwrap();
+        j.playouts(&t0, 200, 5, 100_000, &mut lj.0, &mut lj.1).unwrap();
+        assert_eq!(la, lj, "{name}: lane playouts");
         // The same library refused for another game text.
         let err = propel_runtime::aot::load(&so, Some("0000000000000000")).err().expect("stale library refused");
         assert!(err.to_string().contains("stale"), "{err}");

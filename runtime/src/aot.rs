@@ -112,6 +112,7 @@ pub fn load(path: &Path, game_hash: Option<&str>) -> Result<NativeCode, AotError
         }
     }
     Ok(NativeCode {
+        lanes: NativeCode::lane_plan(&fns),
         fns,
         size,
         engines,

@@ -207,22 +207,24 @@ impl Prepared {
         }
     }
 
+    /// What to generate native code from: the network (or the split
+    /// copies), the goal network, and the unsplit network for lanes.
+    pub fn lower_machine(&self) -> propel_compiler::lower::Machine<'_> {
+        let c = &self.compiled;
+        let (engines, split) = match self.kept_split() {
+            Some(s) => (vec![&s.off, &s.on], Some(s.base as u32)),
+            None => (vec![&c.net], None),
+        };
+        propel_compiler::lower::Machine { engines, split, goal_net: c.goal_net.as_ref(), lanes: Some(&c.net) }
+    }
+
     /// Native code generated in memory for the same network.
     pub fn jit(
         &self,
         name: &str,
     ) -> Result<(crate::native::NativeMachine, propel_compiler::lower::CodeStats), JitError> {
         let c = &self.compiled;
-        let machine = match self.kept_split() {
-            Some(s) => propel_compiler::lower::Machine {
-                engines: vec![&s.off, &s.on],
-                split: Some(s.base as u32),
-                goal_net: c.goal_net.as_ref(),
-            },
-            None => {
-                propel_compiler::lower::Machine { engines: vec![&c.net], split: None, goal_net: c.goal_net.as_ref() }
-            }
-        };
+        let machine = self.lower_machine();
         let code = propel_compiler::lower::jit(&machine, name)?;
         let stats = code.stats.clone();
         let fns = code.fns;
@@ -278,6 +280,7 @@ pub fn native_code(
         }
     }
     crate::native::NativeCode {
+        lanes: crate::native::NativeCode::lane_plan(&fns),
         fns,
         size: layout.size,
         engines: crate::native::NativeCode::offsets(&layout),

@@ -4,8 +4,10 @@
 //! [`propel_compiler::lower::Layout`]) and reads the legal-move and
 //! next-state bitsets there directly.
 
+use crate::lanes::{LaneEval, Lanes};
 use crate::machine::{MachineError, StateMachine};
 use crate::propnet::NetState;
+use propel_compiler::lower::lanes::LanePlan;
 use propel_compiler::lower::{Fns, MachineLayout};
 
 /// Where one engine's bitsets lie in instance memory (byte offsets).
@@ -34,6 +36,9 @@ pub struct NativeCode {
     pub role_range: Vec<(u32, u32)>,
     /// The initial state.
     pub initial: Vec<u64>,
+    /// Where the bit-parallel playout code keeps each output, when the
+    /// code has it.
+    pub lanes: Option<LanePlan>,
     /// Keeps the code alive: the JIT module or the loaded library.
     pub owner: Box<dyn std::any::Any + Send + Sync>,
 }
@@ -55,6 +60,20 @@ impl NativeCode {
             .collect()
     }
 
+    /// The lane plan the code carries, if any.
+    pub fn lane_plan(fns: &Fns) -> Option<LanePlan> {
+        // SAFETY: `lanes_plan` returns a pointer to the generated plan
+        // data: a length word, then that many words, alive with the code.
+        let words = unsafe {
+            let p = (fns.lanes_plan)();
+            if p.is_null() {
+                return None;
+            }
+            std::slice::from_raw_parts(p.add(1), *p as usize)
+        };
+        LanePlan::decode(words)
+    }
+
     /// Role ranges from the inputs' roles (inputs are numbered by role).
     pub fn ranges(roles: usize, input_role: &[u32]) -> Vec<(u32, u32)> {
         let mut r = vec![(u32::MAX, 0u32); roles];
@@ -73,6 +92,28 @@ pub struct NativeMachine {
     /// Instance memory, 8-byte aligned.
     mem: Vec<u64>,
     joint: Vec<u32>,
+    /// Lane memory, made on first use.
+    lanes: Option<Lanes>,
+}
+
+/// The generated lane functions, called on lane memory of the plan's size.
+struct NativeLanes<'a> {
+    fns: &'a Fns,
+}
+
+// SAFETY (all three): `words` is the lane memory made by `Lanes::new` from
+// the plan decoded out of this same code, so it has `plan.words` words,
+// every word the generated functions read or write.
+impl LaneEval for NativeLanes<'_> {
+    fn state(&mut self, words: &mut [u64]) {
+        unsafe { (self.fns.lanes_state)(words.as_mut_ptr()) }
+    }
+    fn next(&mut self, words: &mut [u64]) {
+        unsafe { (self.fns.lanes_next)(words.as_mut_ptr()) }
+    }
+    fn goals(&mut self, words: &mut [u64]) {
+        unsafe { (self.fns.lanes_goals)(words.as_mut_ptr()) }
+    }
 }
 
 impl Clone for NativeMachine {
@@ -99,7 +140,7 @@ fn check(rc: i32, what: &str) -> Result<(), MachineError> {
 impl NativeMachine {
     pub fn new(code: Arc<NativeCode>) -> NativeMachine {
         let words = (code.size as usize).div_ceil(8);
-        let mut m = NativeMachine { mem: vec![0u64; words], joint: vec![0; code.roles.len()], code };
+        let mut m = NativeMachine { mem: vec![0u64; words], joint: vec![0; code.roles.len()], code, lanes: None };
         // SAFETY: `mem` is `layout.size` bytes, 8-byte aligned, owned by
         // this instance; `init` writes only inside it.
         unsafe { (m.code.fns.init)(m.inst()) };
@@ -159,6 +200,52 @@ impl NativeMachine {
             -2 => Err(MachineError::Other(format!("a playout went on for more than {max_steps} steps"))),
             other => Err(MachineError::Other(format!("native playout failed ({other})"))),
         }
+    }
+}
+
+impl NativeMachine {
+    /// Whether the code can run bit-parallel playouts ([`Self::playouts`]).
+    pub fn has_lanes(&self) -> bool {
+        self.code.lanes.is_some()
+    }
+
+    /// `count` random playouts from `s`, 64 at a time in bit-parallel
+    /// native code: each playout's length into `lengths`, each role's goal
+    /// (largest value given, -1 if none) into `goals[p * roles + r]`.
+    /// Falls back to one native playout after another when the code has
+    /// no lane functions.
+    pub fn playouts(
+        &mut self,
+        s: &NetState,
+        count: usize,
+        seed: u64,
+        max_steps: u32,
+        goals: &mut Vec<i32>,
+        lengths: &mut Vec<u32>,
+    ) -> Result<(), MachineError> {
+        let roles = self.code.roles.len();
+        goals.clear();
+        goals.resize(count * roles, -1);
+        lengths.clear();
+        lengths.resize(count, 0);
+        if s.bits().len() != self.code.bases.div_ceil(64) {
+            return Err(MachineError::Other("a state of another game".into()));
+        }
+        let code = self.code.clone();
+        let Some(plan) = &code.lanes else {
+            let mut rng = crate::rng::Rng::new(seed);
+            let mut g = Vec::with_capacity(roles);
+            for p in 0..count {
+                lengths[p] = self.native_playout(s, rng.next_u64(), max_steps, &mut g)?;
+                goals[p * roles..(p + 1) * roles].copy_from_slice(&g);
+            }
+            return Ok(());
+        };
+        let lanes = self.lanes.get_or_insert_with(|| Lanes::new(plan));
+        let mut eval = NativeLanes { fns: &code.fns };
+        lanes
+            .run(plan, &mut eval, &code.role_range, |_| s.bits(), count, seed, max_steps, goals, lengths)
+            .map_err(|e| MachineError::Other(e.to_string()))
     }
 }
 

@@ -25,7 +25,7 @@ const CHUNK_SHIFT: u32 = 10;
 const NONE: u32 = u32::MAX;
 
 /// The functions a machine library exports, by symbol name.
-pub const EXPORTS: [&str; 9] = [
+pub const EXPORTS: [&str; 13] = [
     "propel_init",
     "propel_set_state",
     "propel_set_joint",
@@ -35,6 +35,10 @@ pub const EXPORTS: [&str; 9] = [
     "propel_playout",
     "propel_info",
     "propel_reset",
+    "propel_lanes_state",
+    "propel_lanes_next",
+    "propel_lanes_goals",
+    "propel_lanes_plan",
 ];
 
 #[derive(Clone, Copy, Debug)]

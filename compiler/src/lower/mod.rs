@@ -16,8 +16,13 @@
 //! | `int propel_playout(inst, uint64_t seed, int *goals, int max_steps)` | random playout to the end |
 //! | `const char *propel_info(void)` | metadata (JSON) |
 //! | `int propel_reset(inst)` | `init`, then the initial state (0: ok) |
+//! | `void propel_lanes_state(uint64_t *w)` | lanes: the state phase ([`lanes`]) |
+//! | `void propel_lanes_next(uint64_t *w)` | lanes: the next-state phase |
+//! | `void propel_lanes_goals(uint64_t *w)` | lanes: the goal network |
+//! | `const uint32_t *propel_lanes_plan(void)` | lanes: where outputs lie |
 
 mod emit;
+pub mod lanes;
 pub mod layout;
 mod top;
 
@@ -62,6 +67,9 @@ pub struct Machine<'a> {
     pub engines: Vec<&'a Propnet>,
     pub split: Option<u32>,
     pub goal_net: Option<&'a Propnet>,
+    /// The unsplit playout network, for bit-parallel playouts ([`lanes`]);
+    /// `None` generates none.
+    pub lanes: Option<&'a Propnet>,
 }
 
 /// The memory of a whole machine: a header, then each engine's memory.
@@ -141,6 +149,11 @@ fn generate<M: Module>(
         initial: initial_bits(m.engines[0]),
     }
     .emit(info)?;
+    let names = [EXPORTS[9], EXPORTS[10], EXPORTS[11], EXPORTS[12]];
+    let l = lanes::emit(module, m.lanes, m.goal_net, names)?;
+    updates += l.edges;
+    let mut exports = exports;
+    exports.extend([l.state, l.next, l.goals, l.plan]);
     let functions = module.declarations().get_functions().count();
     Ok((exports, layout, CodeStats { seconds: 0.0, updates, functions, code_bytes: 0 }))
 }
@@ -181,6 +194,10 @@ pub struct Fns {
     pub playout: unsafe extern "C" fn(*mut u8, u64, *mut i32, i32) -> i32,
     pub info: unsafe extern "C" fn() -> *const u8,
     pub reset: unsafe extern "C" fn(*mut u8) -> i32,
+    pub lanes_state: unsafe extern "C" fn(*mut u64),
+    pub lanes_next: unsafe extern "C" fn(*mut u64),
+    pub lanes_goals: unsafe extern "C" fn(*mut u64),
+    pub lanes_plan: unsafe extern "C" fn() -> *const u32,
 }
 
 impl Fns {
@@ -206,6 +223,10 @@ impl Fns {
                 ),
                 info: std::mem::transmute::<*const u8, unsafe extern "C" fn() -> *const u8>(a[7]),
                 reset: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u8) -> i32>(a[8]),
+                lanes_state: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64)>(a[9]),
+                lanes_next: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64)>(a[10]),
+                lanes_goals: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64)>(a[11]),
+                lanes_plan: std::mem::transmute::<*const u8, unsafe extern "C" fn() -> *const u32>(a[12]),
             }
         }
     }
@@ -325,6 +346,14 @@ void propel_goals(void *inst, int role, uint64_t out[2]);
  * role's goal (-1 if undefined) to goals and returns its length; -1 if a
  * role has no legal move, -2 after max_steps steps. */
 int propel_playout(void *inst, uint64_t seed, int32_t *goals, int max_steps);
+/* Bit-parallel playouts (64 at once, one bit per playout in each word of
+ * a uint64_t array): the state phase, the next-state phase and the goal
+ * network; propel_lanes_plan() says where each output lies (see the
+ * Propel documentation, docs/native.md). */
+void propel_lanes_state(uint64_t *words);
+void propel_lanes_next(uint64_t *words);
+void propel_lanes_goals(uint64_t *words);
+const uint32_t *propel_lanes_plan(void);
 /* Metadata: format, game hash, processor, names (JSON). */
 const char *propel_info(void);
 

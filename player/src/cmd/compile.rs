@@ -3,8 +3,8 @@
 
 use crate::machines::{load_game, MachineArgs};
 use anyhow::{bail, Context, Result};
-use propel_compiler::lower::{c_header, game_hash, object, Machine};
-use propel_compiler::pipeline::compile;
+use propel_compiler::lower::{c_header, game_hash, object};
+use propel_runtime::build::{prepare, PropnetOptions};
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
@@ -29,18 +29,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let text = std::fs::read(&a.game).with_context(|| format!("reading {}", a.game.display()))?;
     let game = load_game(&a.game)?;
     // The split decision is measured on the interpreter, as for the JIT.
-    let built = a.machine.build(&game)?;
-    let c = compile(&game, &a.machine.limits(), &a.machine.passes()?)?;
-    let split = built.split.as_ref().filter(|s| s.kept).map(|s| {
-        let base = c.net.bases.iter().position(|b| b.name == s.base).unwrap_or(0);
-        let off = propel_compiler::propnet::passes::specialise(&c.net, base, false);
-        let on = propel_compiler::propnet::passes::specialise(&c.net, base, true);
-        (base as u32, off, on)
-    });
-    let machine = match &split {
-        Some((base, off, on)) => Machine { engines: vec![off, on], split: Some(*base), goal_net: c.goal_net.as_ref() },
-        None => Machine { engines: vec![&c.net], split: None, goal_net: c.goal_net.as_ref() },
-    };
+    let opts = PropnetOptions { limits: a.machine.limits(), passes: a.machine.passes()? };
+    let prepared = prepare(&game, &opts)?;
+    let machine = prepared.lower_machine();
+    let c = prepared.net();
     let (bytes, layout, stats) = object(&machine, &game_hash(&text))?;
     let dir = std::env::temp_dir().join(format!("propel-compile-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
@@ -58,13 +50,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
         bail!("linking {} failed:\n{}", a.output.display(), String::from_utf8_lossy(&out.stderr));
     }
     let header = a.header.clone().unwrap_or_else(|| a.output.with_extension("h"));
-    std::fs::write(&header, c_header(&a.game.display().to_string(), &layout, &c.net))
+    std::fs::write(&header, c_header(&a.game.display().to_string(), &layout, c))
         .with_context(|| format!("writing {}", header.display()))?;
     println!(
         "{}: {} components{}, {} functions, {} counter updates, {} bytes of object code, {:.2} s; header {}",
         a.output.display(),
-        c.net.len(),
-        if split.is_some() { " (split)" } else { "" },
+        c.len(),
+        if machine.split.is_some() { " (split)" } else { "" },
         stats.functions,
         stats.updates,
         stats.code_bytes,

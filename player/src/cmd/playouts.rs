@@ -87,27 +87,30 @@ pub fn run(a: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Native playouts from the initial state for `duration` (at least one),
-/// seeds drawn from one generator.
+/// Native playouts from the initial state for `duration` (at least one
+/// batch), in batches of [`BATCH`] (bit-parallel where the code can).
 fn fast_playouts(m: &mut NativeMachine, duration: Duration, count: Option<u64>, seed: u64) -> Result<PlayoutStats> {
     let mut rng = Rng::new(seed);
     let mut stats = PlayoutStats::default();
     let roles = m.roles().len();
     stats.goal_sums = vec![0; roles];
     let s0 = m.initial_state()?;
-    let mut goals = Vec::new();
+    let (mut goals, mut lengths) = (Vec::new(), Vec::new());
     let start = std::time::Instant::now();
     loop {
-        let len =
-            m.native_playout(&s0, rng.next_u64(), propel_runtime::playout::MAX_PLAYOUT_STEPS as u32, &mut goals)?;
-        stats.playouts += 1;
-        stats.states += len as u64;
-        let mut undefined = false;
-        for (sum, &g) in stats.goal_sums.iter_mut().zip(&goals) {
-            undefined |= g < 0;
-            *sum += g.max(0) as u64;
+        let n = count.map_or(BATCH, |c| (c - stats.playouts).min(BATCH as u64) as usize);
+        let max = propel_runtime::playout::MAX_PLAYOUT_STEPS as u32;
+        m.playouts(&s0, n, rng.next_u64(), max, &mut goals, &mut lengths)?;
+        stats.playouts += n as u64;
+        stats.states += lengths.iter().map(|&l| l as u64).sum::<u64>();
+        for g in goals.chunks(roles.max(1)) {
+            let mut undefined = false;
+            for (sum, &v) in stats.goal_sums.iter_mut().zip(g) {
+                undefined |= v < 0;
+                *sum += v.max(0) as u64;
+            }
+            stats.undefined_goals += undefined as u64;
         }
-        stats.undefined_goals += undefined as u64;
         let done = match count {
             Some(n) => stats.playouts >= n,
             None => start.elapsed() >= duration,
@@ -119,6 +122,9 @@ fn fast_playouts(m: &mut NativeMachine, duration: Duration, count: Option<u64>, 
     stats.seconds = start.elapsed().as_secs_f64();
     Ok(stats)
 }
+
+/// Playouts per call of the native batch.
+const BATCH: usize = 256;
 
 /// Exactly `n` playouts through the machine interface.
 fn count_playouts<M: StateMachine>(m: &mut M, n: u64, seed: u64) -> Result<PlayoutStats> {

@@ -1,0 +1,284 @@
+//! Many random playouts at once on bit-parallel native code (see
+//! [`propel_compiler::lower::lanes`]): 64 lanes, one bit per playout in
+//! each word. The generated code evaluates the network for all lanes; this
+//! driver picks each lane's moves, ends the lanes whose game is over
+//! (reading their goals) and refills them with the next playout.
+//!
+//! Moves are drawn in a fixed order (per step: roles in order, then lanes
+//! in ascending order), so a seed gives the same results on every machine
+//! that evaluates the same plan.
+
+use crate::rng::Rng;
+use propel_compiler::lower::lanes::LanePlan;
+
+pub const LANES: usize = 64;
+
+/// What evaluates the network for all lanes: generated code, or a
+/// reference evaluator in tests.
+pub trait LaneEval {
+    /// Every gate the terminal, legal and goal outputs read, from the bases.
+    fn state(&mut self, words: &mut [u64]);
+    /// The gates of the next-state outputs, from the bases and inputs.
+    fn next(&mut self, words: &mut [u64]);
+    /// The goal network (only called when the plan has one).
+    fn goals(&mut self, words: &mut [u64]);
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LaneError {
+    #[error("a role has no legal move in a non-terminal state")]
+    NoLegalMove,
+    #[error("a playout went on for more than {0} steps")]
+    TooLong(u32),
+}
+
+/// Per-thread memory of the lane driver.
+#[derive(Clone, Debug)]
+pub struct Lanes {
+    words: Vec<u64>,
+    /// The next state's words, gathered before they are written (a next
+    /// output may itself be a base).
+    next: Vec<u64>,
+    /// This role's inputs legal in some lane: (input, lanes).
+    legal: Vec<(u32, u64)>,
+    /// The input words set this step (cleared before the next).
+    played: Vec<u32>,
+    count: [u32; LANES],
+    pick: [u32; LANES],
+    playout: [u32; LANES],
+    length: [u32; LANES],
+}
+
+impl Lanes {
+    pub fn new(plan: &LanePlan) -> Lanes {
+        let mut words = vec![0u64; plan.words as usize];
+        for &w in &plan.ones {
+            words[w as usize] = !0;
+        }
+        Lanes {
+            words,
+            next: vec![0; plan.base.len()],
+            legal: Vec::new(),
+            played: Vec::new(),
+            count: [0; LANES],
+            pick: [0; LANES],
+            playout: [0; LANES],
+            length: [0; LANES],
+        }
+    }
+
+    /// Puts state `bits` (one bit per base) into lane `l`.
+    fn load(&mut self, plan: &LanePlan, l: usize, bits: &[u64]) {
+        let m = 1u64 << l;
+        for (i, &w) in plan.base.iter().enumerate() {
+            let on = bits.get(i / 64).is_some_and(|b| b >> (i % 64) & 1 == 1);
+            let x = &mut self.words[w as usize];
+            *x = if on { *x | m } else { *x & !m };
+        }
+    }
+
+    /// Runs `count` random playouts, playout `p` from state `start(p)`.
+    /// Writes each playout's length to `lengths[p]` and each role's goal
+    /// (the largest value given; -1 if none) to `goals[p * roles + r]`.
+    /// `role_range[r]`: role `r`'s inputs, `first..end`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run<'s>(
+        &mut self,
+        plan: &LanePlan,
+        eval: &mut impl LaneEval,
+        role_range: &[(u32, u32)],
+        start: impl Fn(usize) -> &'s [u64],
+        count: usize,
+        seed: u64,
+        max_steps: u32,
+        goals: &mut [i32],
+        lengths: &mut [u32],
+    ) -> Result<(), LaneError> {
+        let roles = role_range.len();
+        assert!(goals.len() >= count * roles && lengths.len() >= count, "output buffers too small");
+        let mut rng = Rng::new(seed);
+        let mut active = 0u64;
+        let mut next_playout = 0usize;
+        loop {
+            let mut free = !active;
+            while free != 0 && next_playout < count {
+                let l = free.trailing_zeros() as usize;
+                free &= free - 1;
+                self.load(plan, l, start(next_playout));
+                self.playout[l] = next_playout as u32;
+                self.length[l] = 0;
+                active |= 1 << l;
+                next_playout += 1;
+            }
+            if active == 0 {
+                return Ok(());
+            }
+            eval.state(&mut self.words);
+            let ended = self.words[plan.terminal as usize] & active;
+            if ended != 0 {
+                self.finish(plan, eval, ended, roles, goals, lengths);
+                active &= !ended;
+                if active == 0 {
+                    continue;
+                }
+            }
+            let mut a = active;
+            while a != 0 {
+                let l = a.trailing_zeros() as usize;
+                a &= a - 1;
+                if self.length[l] >= max_steps {
+                    return Err(LaneError::TooLong(max_steps));
+                }
+            }
+            for w in self.played.drain(..) {
+                self.words[w as usize] = 0;
+            }
+            for &(lo, hi) in role_range {
+                self.choose(plan, lo as usize..hi as usize, active, &mut rng)?;
+            }
+            eval.next(&mut self.words);
+            for (x, &w) in self.next.iter_mut().zip(&plan.next) {
+                *x = self.words[w as usize];
+            }
+            for (&x, &w) in self.next.iter().zip(&plan.base) {
+                self.words[w as usize] = x;
+            }
+            let mut a = active;
+            while a != 0 {
+                let l = a.trailing_zeros() as usize;
+                a &= a - 1;
+                self.length[l] += 1;
+            }
+        }
+    }
+
+    /// Records the lanes in `ended` (terminal): lengths and goals.
+    fn finish(
+        &mut self,
+        plan: &LanePlan,
+        eval: &mut impl LaneEval,
+        ended: u64,
+        roles: usize,
+        goals: &mut [i32],
+        lengths: &mut [u32],
+    ) {
+        if plan.goal_net {
+            eval.goals(&mut self.words);
+        }
+        let mut e = ended;
+        while e != 0 {
+            let l = e.trailing_zeros() as usize;
+            e &= e - 1;
+            let p = self.playout[l] as usize;
+            lengths[p] = self.length[l];
+            goals[p * roles..(p + 1) * roles].fill(-1);
+        }
+        for &(role, value, w) in &plan.goals {
+            let mut e = self.words[w as usize] & ended;
+            while e != 0 {
+                let l = e.trailing_zeros() as usize;
+                e &= e - 1;
+                let g = &mut goals[self.playout[l] as usize * roles + role as usize];
+                *g = (*g).max(value as i32);
+            }
+        }
+    }
+
+    /// One role's move in every lane of `live`: counts each lane's legal
+    /// inputs, draws one uniformly (lanes in ascending order), and writes
+    /// the input words of the inputs played.
+    fn choose(
+        &mut self,
+        plan: &LanePlan,
+        inputs: std::ops::Range<usize>,
+        live: u64,
+        rng: &mut Rng,
+    ) -> Result<(), LaneError> {
+        let Lanes { words, legal, count, pick, played, .. } = self;
+        legal.clear();
+        *count = [0; LANES];
+        for j in inputs {
+            let w = words[plan.legal[j] as usize] & live;
+            if w != 0 {
+                legal.push((j as u32, w));
+                let mut b = w;
+                while b != 0 {
+                    count[b.trailing_zeros() as usize] += 1;
+                    b &= b - 1;
+                }
+            }
+        }
+        let mut a = live;
+        while a != 0 {
+            let l = a.trailing_zeros() as usize;
+            a &= a - 1;
+            if count[l] == 0 {
+                return Err(LaneError::NoLegalMove);
+            }
+            pick[l] = rng.below(count[l] as usize) as u32;
+        }
+        // pick[l] counts down over the lane's legal inputs; the input met
+        // when it is 0 is the one played (after that it wraps and stays
+        // far above the number of inputs left).
+        for &(j, w) in legal.iter() {
+            let mut b = w;
+            let mut chosen = 0u64;
+            while b != 0 {
+                let l = b.trailing_zeros() as usize;
+                b &= b - 1;
+                chosen |= ((pick[l] == 0) as u64) << l;
+                pick[l] = pick[l].wrapping_sub(1);
+            }
+            if chosen != 0 {
+                let at = plan.input[j as usize];
+                words[at as usize] = chosen;
+                played.push(at);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A two-lane toy: one base that flips each step; terminal when it
+    /// holds; one role with two always-legal inputs.
+    struct Toy;
+    impl LaneEval for Toy {
+        fn state(&mut self, w: &mut [u64]) {
+            w[1] = w[0]; // terminal = base
+        }
+        fn next(&mut self, w: &mut [u64]) {
+            w[4] = !w[0]; // next = not base
+        }
+        fn goals(&mut self, _: &mut [u64]) {}
+    }
+
+    #[test]
+    fn toy_playouts_end_after_one_step_with_goals() {
+        let plan = LanePlan {
+            words: 5,
+            terminal: 1,
+            ones: vec![2],
+            base: vec![0],
+            next: vec![4],
+            input: vec![3, 3],
+            legal: vec![2, 2],
+            goals: vec![(0, 100, 0), (0, 50, 2)],
+            goal_net: false,
+        };
+        let mut lanes = Lanes::new(&plan);
+        let start = [0u64];
+        let n = 200;
+        let (mut goals, mut lengths) = (vec![0; n], vec![0; n]);
+        lanes.run(&plan, &mut Toy, &[(0, 2)], |_| &start[..], n, 9, 10, &mut goals, &mut lengths).unwrap();
+        assert!(lengths.iter().all(|&l| l == 1));
+        assert!(goals.iter().all(|&g| g == 100));
+        let err = lanes.run(&plan, &mut Toy, &[(0, 2)], |_| &start[..], n, 9, 0, &mut goals, &mut lengths);
+        assert_eq!(err, Err(LaneError::TooLong(0)));
+        let err = lanes.run(&plan, &mut Toy, &[(0, 0)], |_| &start[..], n, 9, 10, &mut goals, &mut lengths);
+        assert_eq!(err, Err(LaneError::NoLegalMove));
+    }
+}
