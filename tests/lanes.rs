@@ -4,92 +4,13 @@
 //! same games, seed by seed; and the lane playouts must agree in
 //! distribution (mean length, mean goals) with the standard playout loop.
 
-use propel_compiler::lower::lanes::LanePlan;
-use propel_compiler::propnet::{Evaluator, Propnet};
 use propel_runtime::build::{prepare, PropnetOptions};
-use propel_runtime::lanes::{LaneEval, Lanes, LANES};
+use propel_runtime::lanes::{Lanes, Reference};
 use propel_runtime::playout::{playout, PlayoutStats};
 use propel_runtime::{NativeMachine, Rng, StateMachine};
 use propel_tests::{bundled_games, corpus_dir};
 use std::path::Path;
 use std::sync::Arc;
-
-/// Evaluates each lane with [`Propnet::eval`] and writes the words the
-/// driver reads: terminal, legal, goals, next.
-struct Reference<'a> {
-    net: &'a Propnet,
-    goal_net: Option<&'a Propnet>,
-    plan: &'a LanePlan,
-    order: Evaluator,
-    goal_order: Option<Evaluator>,
-    val: Vec<bool>,
-}
-
-impl<'a> Reference<'a> {
-    fn new(net: &'a Propnet, goal_net: Option<&'a Propnet>, plan: &'a LanePlan) -> Self {
-        let goal_order = goal_net.map(Evaluator::new);
-        Reference { net, goal_net, plan, order: Evaluator::new(net), goal_order, val: Vec::new() }
-    }
-}
-
-fn bit(words: &[u64], w: u32, l: usize) -> bool {
-    words[w as usize] >> l & 1 == 1
-}
-
-fn put(words: &mut [u64], w: u32, l: usize, v: bool) {
-    let m = 1u64 << l;
-    words[w as usize] = if v { words[w as usize] | m } else { words[w as usize] & !m };
-}
-
-impl Reference<'_> {
-    fn bases(&self, words: &[u64], l: usize) -> Vec<bool> {
-        self.plan.base.iter().map(|&w| bit(words, w, l)).collect()
-    }
-}
-
-impl LaneEval for Reference<'_> {
-    fn state(&mut self, words: &mut [u64]) {
-        for l in 0..LANES {
-            let bases = self.bases(words, l);
-            self.order.eval(self.net, &bases, &vec![false; self.net.inputs.len()], &mut self.val);
-            let val = &self.val;
-            put(words, self.plan.terminal, l, val[self.net.terminal as usize]);
-            for (j, inp) in self.net.inputs.iter().enumerate() {
-                put(words, self.plan.legal[j], l, val[inp.legal as usize]);
-            }
-            if self.goal_net.is_none() {
-                for (g, &(_, _, w)) in self.net.goals.iter().zip(&self.plan.goals) {
-                    put(words, w, l, val[g.comp as usize]);
-                }
-            }
-        }
-    }
-
-    fn next(&mut self, words: &mut [u64]) {
-        for l in 0..LANES {
-            let inputs: Vec<bool> = self.plan.input.iter().map(|&w| bit(words, w, l)).collect();
-            let bases = self.bases(words, l);
-            self.order.eval(self.net, &bases, &inputs, &mut self.val);
-            let val = &self.val;
-            let next: Vec<bool> = self.net.bases.iter().map(|b| val[b.next as usize]).collect();
-            for (&w, v) in self.plan.next.iter().zip(next) {
-                put(words, w, l, v);
-            }
-        }
-    }
-
-    fn goals(&mut self, words: &mut [u64]) {
-        let (Some(g), Some(order)) = (self.goal_net, &self.goal_order) else { return };
-        for l in 0..LANES {
-            let bases = self.bases(words, l);
-            order.eval(g, &bases, &vec![false; g.inputs.len()], &mut self.val);
-            let val = &self.val;
-            for (x, &(_, _, w)) in g.goals.iter().zip(&self.plan.goals) {
-                put(words, w, l, val[x.comp as usize]);
-            }
-        }
-    }
-}
 
 fn load(path: &Path) -> Arc<propel_compiler::Game> {
     Arc::new(propel_compiler::load_file(path).unwrap_or_else(|e| panic!("{e}")))
@@ -107,7 +28,7 @@ fn check_exact(path: &Path, count: usize, seeds: &[u64]) {
     let mut lanes = Lanes::new(plan);
     for &seed in seeds {
         let (mut g1, mut l1) = (Vec::new(), Vec::new());
-        m.playouts(&s0, count, seed, 100_000, &mut g1, &mut l1).unwrap();
+        m.lane_playouts(&s0, count, seed, 100_000, &mut g1, &mut l1).unwrap();
         let roles = m.roles().len();
         let (mut g2, mut l2) = (vec![0; count * roles], vec![0; count]);
         lanes
@@ -169,7 +90,7 @@ fn lane_playouts_agree_with_standard_playouts_in_distribution() {
         let roles = m.roles().len();
         let s0 = m.initial_state().unwrap();
         let (mut goals, mut lengths) = (Vec::new(), Vec::new());
-        m.playouts(&s0, N, 99, 100_000, &mut goals, &mut lengths).unwrap();
+        m.lane_playouts(&s0, N, 99, 100_000, &mut goals, &mut lengths).unwrap();
         let fast_len: Vec<f64> = lengths.iter().map(|&l| l as f64).collect();
         let mut std_len = Vec::with_capacity(N);
         let mut std_goals = vec![Vec::with_capacity(N); roles];

@@ -102,8 +102,8 @@ fn library_plays_like_the_jit_and_refuses_other_games() {
         // Bit-parallel playouts: the same code, so the same games.
         assert!(a.has_lanes(), "{name}: the library has lane code");
         let (mut la, mut lj) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
-        a.playouts(&s0, 200, 5, 100_000, &mut la.0, &mut la.1).unwrap();
-        j.playouts(&t0, 200, 5, 100_000, &mut lj.0, &mut lj.1).unwrap();
+        a.lane_playouts(&s0, 200, 5, 100_000, &mut la.0, &mut la.1).unwrap();
+        j.lane_playouts(&t0, 200, 5, 100_000, &mut lj.0, &mut lj.1).unwrap();
         assert_eq!(la, lj, "{name}: lane playouts");
         // The same library refused for another game text.
         let err = propel_runtime::aot::load(&so, Some("0000000000000000")).err().expect("stale library refused");

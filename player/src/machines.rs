@@ -101,8 +101,9 @@ impl MachineArgs {
 pub fn load_aot(path: &Path, game: &Game) -> Result<propel_runtime::NativeMachine> {
     let text = std::fs::read(&game.name).map_err(|e| anyhow::anyhow!("{}: {e}", game.name))?;
     let hash = propel_compiler::lower::game_hash(&text);
-    let code = propel_runtime::aot::load(path, Some(&hash))?;
-    Ok(propel_runtime::NativeMachine::new(Arc::new(code)))
+    let code = Arc::new(propel_runtime::aot::load(path, Some(&hash))?);
+    propel_runtime::NativeCode::measure_lanes(&code);
+    Ok(propel_runtime::NativeMachine::new(code))
 }
 
 /// Reads and validates a game; the error names the file, line and column.

@@ -229,8 +229,9 @@ impl Prepared {
         let stats = code.stats.clone();
         let fns = code.fns;
         let layout = code.layout.clone();
-        let native = native_code(&c.net, fns, layout, Box::new(code));
-        Ok((crate::native::NativeMachine::new(Arc::new(native)), stats))
+        let native = Arc::new(native_code(&c.net, fns, layout, Box::new(code)));
+        crate::native::NativeCode::measure_lanes(&native);
+        Ok((crate::native::NativeMachine::new(native), stats))
     }
 
     /// The playout network.
@@ -263,6 +264,7 @@ pub struct BuiltJit {
     pub code: propel_compiler::lower::CodeStats,
     pub demand: Vec<String>,
     pub net: Propnet,
+    pub goal_net: Option<Propnet>,
 }
 
 /// The machine-independent parts of [`NativeCode`] for `net`.
@@ -281,6 +283,7 @@ pub fn native_code(
     }
     crate::native::NativeCode {
         lanes: crate::native::NativeCode::lane_plan(&fns),
+        prefer_lanes: Default::default(),
         fns,
         size: layout.size,
         engines: crate::native::NativeCode::offsets(&layout),
@@ -302,7 +305,7 @@ pub fn jit_machine(game: &Arc<Game>, opts: &PropnetOptions) -> Result<BuiltJit, 
     let p = prepare(game, opts)?;
     let (machine, code) = p.jit(&game.name)?;
     let Prepared { compiled: c, .. } = p;
-    Ok(BuiltJit { machine, report: c.report, code, demand: c.demand, net: c.net })
+    Ok(BuiltJit { machine, report: c.report, code, demand: c.demand, net: c.net, goal_net: c.goal_net })
 }
 
 #[derive(Debug, thiserror::Error)]

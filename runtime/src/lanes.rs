@@ -10,6 +10,7 @@
 
 use crate::rng::Rng;
 use propel_compiler::lower::lanes::LanePlan;
+use propel_compiler::propnet::{Evaluator, Propnet};
 
 pub const LANES: usize = 64;
 
@@ -236,6 +237,85 @@ impl Lanes {
             }
         }
         Ok(())
+    }
+}
+
+/// A reference [`LaneEval`] for tests and `propel compare`: evaluates
+/// each lane from scratch with [`Evaluator`] (slow: one evaluation of the
+/// whole network per lane and phase) and writes the words the
+/// driver reads: terminal, legal, goals, next.
+pub struct Reference<'a> {
+    net: &'a Propnet,
+    goal_net: Option<&'a Propnet>,
+    plan: &'a LanePlan,
+    order: Evaluator,
+    goal_order: Option<Evaluator>,
+    val: Vec<bool>,
+}
+
+impl<'a> Reference<'a> {
+    pub fn new(net: &'a Propnet, goal_net: Option<&'a Propnet>, plan: &'a LanePlan) -> Self {
+        let goal_order = goal_net.map(Evaluator::new);
+        Reference { net, goal_net, plan, order: Evaluator::new(net), goal_order, val: Vec::new() }
+    }
+}
+
+fn bit(words: &[u64], w: u32, l: usize) -> bool {
+    words[w as usize] >> l & 1 == 1
+}
+
+fn put(words: &mut [u64], w: u32, l: usize, v: bool) {
+    let m = 1u64 << l;
+    words[w as usize] = if v { words[w as usize] | m } else { words[w as usize] & !m };
+}
+
+impl Reference<'_> {
+    fn bases(&self, words: &[u64], l: usize) -> Vec<bool> {
+        self.plan.base.iter().map(|&w| bit(words, w, l)).collect()
+    }
+}
+
+impl LaneEval for Reference<'_> {
+    fn state(&mut self, words: &mut [u64]) {
+        for l in 0..LANES {
+            let bases = self.bases(words, l);
+            self.order.eval(self.net, &bases, &vec![false; self.net.inputs.len()], &mut self.val);
+            let val = &self.val;
+            put(words, self.plan.terminal, l, val[self.net.terminal as usize]);
+            for (j, inp) in self.net.inputs.iter().enumerate() {
+                put(words, self.plan.legal[j], l, val[inp.legal as usize]);
+            }
+            if self.goal_net.is_none() {
+                for (g, &(_, _, w)) in self.net.goals.iter().zip(&self.plan.goals) {
+                    put(words, w, l, val[g.comp as usize]);
+                }
+            }
+        }
+    }
+
+    fn next(&mut self, words: &mut [u64]) {
+        for l in 0..LANES {
+            let inputs: Vec<bool> = self.plan.input.iter().map(|&w| bit(words, w, l)).collect();
+            let bases = self.bases(words, l);
+            self.order.eval(self.net, &bases, &inputs, &mut self.val);
+            let val = &self.val;
+            let next: Vec<bool> = self.net.bases.iter().map(|b| val[b.next as usize]).collect();
+            for (&w, v) in self.plan.next.iter().zip(next) {
+                put(words, w, l, v);
+            }
+        }
+    }
+
+    fn goals(&mut self, words: &mut [u64]) {
+        let (Some(g), Some(order)) = (self.goal_net, &self.goal_order) else { return };
+        for l in 0..LANES {
+            let bases = self.bases(words, l);
+            order.eval(g, &bases, &vec![false; g.inputs.len()], &mut self.val);
+            let val = &self.val;
+            for (x, &(_, _, w)) in g.goals.iter().zip(&self.plan.goals) {
+                put(words, w, l, val[x.comp as usize]);
+            }
+        }
     }
 }
 

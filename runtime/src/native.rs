@@ -39,6 +39,9 @@ pub struct NativeCode {
     /// Where the bit-parallel playout code keeps each output, when the
     /// code has it.
     pub lanes: Option<LanePlan>,
+    /// Whether batches of playouts run faster on lanes than one native
+    /// playout after another (measured by [`NativeCode::measure_lanes`]).
+    pub prefer_lanes: std::sync::atomic::AtomicBool,
     /// Keeps the code alive: the JIT module or the loaded library.
     pub owner: Box<dyn std::any::Any + Send + Sync>,
 }
@@ -58,6 +61,49 @@ impl NativeCode {
             .zip(&layout.regions)
             .map(|(l, &r)| EngineOffsets { legal_bits: r + l.legal_bits, next_bits: r + l.next_bits })
             .collect()
+    }
+
+    /// Whether batches of playouts should run on lanes.
+    pub fn prefer_lanes(&self) -> bool {
+        // Relaxed: a hint; either value gives correct playouts.
+        self.prefer_lanes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Times a batch of lane playouts against native playouts one at a
+    /// time from the initial state (a fraction of a second) and records
+    /// which is faster (see [`NativeCode::prefer_lanes`]).
+    pub fn measure_lanes(code: &Arc<NativeCode>) {
+        if code.lanes.is_none() {
+            return;
+        }
+        let initial = NetState::from_bits(code.initial.clone());
+        let mut m = NativeMachine::new(code.clone());
+        let mut per_playout = |lanes: bool, budget: f64| -> Option<f64> {
+            let t = std::time::Instant::now();
+            let (mut g, mut l) = (Vec::new(), Vec::new());
+            let mut n = 0;
+            while n < 64 && (n == 0 || t.elapsed().as_secs_f64() < budget) {
+                if lanes {
+                    m.lane_playouts(&initial, 64, 1 + n as u64, 20_000, &mut g, &mut l).ok()?;
+                    n += 64;
+                } else {
+                    m.native_playout(&initial, 1 + n as u64, 20_000, &mut g).ok()?;
+                    n += 1;
+                }
+            }
+            Some(t.elapsed().as_secs_f64() / n as f64)
+        };
+        // Lanes twice: the first batch pays for cold memory.
+        let _ = per_playout(true, 0.0);
+        let lanes = per_playout(true, 0.0);
+        let single = per_playout(false, lanes.map_or(0.2, |t| 64.0 * t));
+        let prefer = match (lanes, single) {
+            (Some(l), Some(s)) => l < s,
+            (l, _) => l.is_some(),
+        };
+        tracing::debug!(?lanes, ?single, prefer, "seconds per playout: lanes vs one at a time");
+        // Relaxed: see `prefer_lanes`.
+        code.prefer_lanes.store(prefer, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The lane plan the code carries, if any.
@@ -209,12 +255,38 @@ impl NativeMachine {
         self.code.lanes.is_some()
     }
 
-    /// `count` random playouts from `s`, 64 at a time in bit-parallel
-    /// native code: each playout's length into `lengths`, each role's goal
-    /// (largest value given, -1 if none) into `goals[p * roles + r]`.
-    /// Falls back to one native playout after another when the code has
-    /// no lane functions.
+    /// `count` random playouts from `s`: each playout's length into
+    /// `lengths`, each role's goal (largest value given, -1 if none) into
+    /// `goals[p * roles + r]`. Bit-parallel ([`Self::lane_playouts`]) when
+    /// the code has lanes and they measured faster, else one native
+    /// playout after another.
     pub fn playouts(
+        &mut self,
+        s: &NetState,
+        count: usize,
+        seed: u64,
+        max_steps: u32,
+        goals: &mut Vec<i32>,
+        lengths: &mut Vec<u32>,
+    ) -> Result<(), MachineError> {
+        if self.code.lanes.is_some() && self.code.prefer_lanes() {
+            return self.lane_playouts(s, count, seed, max_steps, goals, lengths);
+        }
+        let roles = self.code.roles.len();
+        goals.clear();
+        lengths.clear();
+        let mut rng = crate::rng::Rng::new(seed);
+        let mut g = Vec::with_capacity(roles);
+        for _ in 0..count {
+            lengths.push(self.native_playout(s, rng.next_u64(), max_steps, &mut g)?);
+            goals.extend_from_slice(&g);
+        }
+        Ok(())
+    }
+
+    /// [`Self::playouts`] 64 at a time in the bit-parallel lane code (an
+    /// error when the code has none).
+    pub fn lane_playouts(
         &mut self,
         s: &NetState,
         count: usize,
@@ -233,13 +305,7 @@ impl NativeMachine {
         }
         let code = self.code.clone();
         let Some(plan) = &code.lanes else {
-            let mut rng = crate::rng::Rng::new(seed);
-            let mut g = Vec::with_capacity(roles);
-            for p in 0..count {
-                lengths[p] = self.native_playout(s, rng.next_u64(), max_steps, &mut g)?;
-                goals[p * roles..(p + 1) * roles].copy_from_slice(&g);
-            }
-            return Ok(());
+            return Err(MachineError::Other("this machine's code has no lane functions".into()));
         };
         let lanes = self.lanes.get_or_insert_with(|| Lanes::new(plan));
         let mut eval = NativeLanes { fns: &code.fns };

@@ -27,6 +27,26 @@ where
         Ok(n as u32)
     }
 
+    /// Up to `count` random playouts from `s` (at least one; fewer when
+    /// `stop` says so between playouts): adds each role's goal / 100 to
+    /// `sums` and returns how many ran.
+    fn rollouts(
+        &mut self,
+        s: &Self::State,
+        count: u32,
+        rng: &mut Rng,
+        sums: &mut [f64],
+        stop: &dyn Fn() -> bool,
+    ) -> Result<u32, MachineError> {
+        one_at_a_time(self, s, count, rng, sums, stop, |m, s, rng, g| m.rollout(s, rng, g))
+    }
+
+    /// Rollouts per request that suit this machine (bit-parallel machines
+    /// want batches).
+    fn preferred_batch(&self) -> u32 {
+        1
+    }
+
     fn state_hash(&self, s: &Self::State) -> u64 {
         let mut h = rustc_hash::FxHasher::default();
         s.hash(&mut h);
@@ -37,6 +57,35 @@ where
     fn portable_states(&self) -> bool {
         true
     }
+}
+
+type RolloutFn<M> =
+    fn(&mut M, &<M as StateMachine>::State, &mut Rng, &mut [f64]) -> Result<u32, MachineError>;
+
+/// [`Simulator::rollouts`] as a loop of single rollouts (`roll`).
+pub fn one_at_a_time<M: Simulator>(
+    m: &mut M,
+    s: &M::State,
+    count: u32,
+    rng: &mut Rng,
+    sums: &mut [f64],
+    stop: &dyn Fn() -> bool,
+    roll: RolloutFn<M>,
+) -> Result<u32, MachineError>
+where
+    M::State: Send + Sync + 'static,
+    M::Move: Send + Sync + 'static,
+{
+    let mut goals = vec![0.0; sums.len()];
+    let mut done = 0;
+    while done < count.max(1) && (done == 0 || !stop()) {
+        roll(m, s, rng, &mut goals)?;
+        for (sum, g) in sums.iter_mut().zip(&goals) {
+            *sum += g / 100.0;
+        }
+        done += 1;
+    }
+    Ok(done)
 }
 
 impl Simulator for PropnetMachine {}
@@ -50,7 +99,43 @@ impl Simulator for NativeMachine {
         }
         Ok(n)
     }
+
+    fn preferred_batch(&self) -> u32 {
+        if self.code().prefer_lanes() {
+            MIN_LANE_BATCH
+        } else {
+            1
+        }
+    }
+
+    /// Batches of [`MIN_LANE_BATCH`] or more run bit-parallel when the
+    /// code has lanes and they measured faster (one at a time otherwise).
+    fn rollouts(
+        &mut self,
+        s: &NetState,
+        count: u32,
+        rng: &mut Rng,
+        sums: &mut [f64],
+        stop: &dyn Fn() -> bool,
+    ) -> Result<u32, MachineError> {
+        if count < MIN_LANE_BATCH || !self.code().prefer_lanes() {
+            return one_at_a_time(self, s, count, rng, sums, stop, |m, s, rng, g| m.rollout(s, rng, g));
+        }
+        let (mut goals, mut lengths) = (Vec::new(), Vec::new());
+        self.playouts(s, count as usize, rng.next_u64(), crate::playout::MAX_PLAYOUT_STEPS as u32, &mut goals, &mut lengths)?;
+        let roles = sums.len().max(1);
+        for g in goals.chunks(roles) {
+            for (sum, &v) in sums.iter_mut().zip(g) {
+                *sum += v.max(0) as f64 / 100.0;
+            }
+        }
+        Ok(count)
+    }
 }
+
+/// The smallest rollout request run on lanes: a lane step costs the same
+/// for 1 game as for 64.
+pub const MIN_LANE_BATCH: u32 = 16;
 
 impl Simulator for Prover {
     /// A prover's states are ids in its own term pool: clones may number

@@ -1,6 +1,8 @@
 //! `propel bench [GAME.kif...]`: in one run per game, random playouts on
 //! the prover (when not too slow), the interpreted propnet and the JIT
-//! (whole playouts in native code), on one thread and on all cores.
+//! (batches of whole playouts in native code: bit-parallel lanes where
+//! they measured faster), on one thread and on all cores; and, on one
+//! thread, the JIT's one-playout-at-a-time path (`jit-single`).
 //! Prints a table; `--csv` and `--svg` write the numbers and a chart.
 
 use crate::machines::{load_game, MachineArgs, MachineKind};
@@ -90,7 +92,20 @@ fn standard<M: StateMachine>(m: &mut M, rng: &mut Rng, stats: &mut PlayoutStats)
     Ok(())
 }
 
+/// A batch of 64 native playouts (bit-parallel when the code has lanes
+/// and they measured faster).
 fn native(m: &mut NativeMachine, rng: &mut Rng, stats: &mut PlayoutStats) -> Result<()> {
+    let s0 = m.initial_state()?;
+    let (mut goals, mut lengths) = (Vec::new(), Vec::new());
+    let max = propel_runtime::playout::MAX_PLAYOUT_STEPS as u32;
+    m.playouts(&s0, 64, rng.next_u64(), max, &mut goals, &mut lengths)?;
+    stats.playouts += lengths.len() as u64;
+    stats.states += lengths.iter().map(|&n| n as u64).sum::<u64>();
+    Ok(())
+}
+
+/// One native playout (the differential code, one game at a time).
+fn native_single(m: &mut NativeMachine, rng: &mut Rng, stats: &mut PlayoutStats) -> Result<()> {
     let s0 = m.initial_state()?;
     let mut goals = Vec::new();
     let n = m.native_playout(&s0, rng.next_u64(), propel_runtime::playout::MAX_PLAYOUT_STEPS as u32, &mut goals)?;
@@ -155,6 +170,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
             rows.push(row(&name, "propnet", n, &s, interp_build));
             let s = measure(&jit, n, a.seconds, native)?;
             rows.push(row(&name, "jit", n, &s, jit_build));
+            if n == 1 {
+                let s = measure(&jit, n, a.seconds, native_single)?;
+                rows.push(row(&name, "jit-single", n, &s, jit_build));
+            }
         }
     }
     print_table(&rows, &counts);
@@ -193,8 +212,8 @@ fn print_table(rows: &[Row], counts: &[usize]) {
     for &n in counts {
         println!("\nrandom playouts per second, {n} thread{}:", if n > 1 { "s" } else { "" });
         println!(
-            "{:<14} {:>12} {:>12} {:>12} {:>14} {:>10} {:>9}",
-            "game", "prover", "propnet", "jit", "jit states/s", "jit/propnet", "length"
+            "{:<14} {:>12} {:>12} {:>12} {:>12} {:>14} {:>10} {:>9}",
+            "game", "prover", "propnet", "jit-single", "jit", "jit states/s", "jit/propnet", "length"
         );
         let mut ratios = Vec::new();
         for g in games_of(rows) {
@@ -210,10 +229,11 @@ fn print_table(rows: &[Row], counts: &[usize]) {
                 _ => "-".into(),
             };
             println!(
-                "{:<14} {:>12} {:>12} {:>12} {:>14} {:>10} {:>9}",
+                "{:<14} {:>12} {:>12} {:>12} {:>12} {:>14} {:>10} {:>9}",
                 g,
                 cell("prover"),
                 cell("propnet"),
+                cell("jit-single"),
                 cell("jit"),
                 j.map(|r| format!("{:.0}", r.states_per_s)).unwrap_or_default(),
                 ratio,

@@ -1,12 +1,16 @@
 //! `propel compare GAME`: the propnet (interpreted) and the JIT against
-//! the prover, on perft to a small depth and on seeded random traces. The
-//! agreement check of the corpus conformance run (`propel corpus --compare`).
+//! the prover, on perft to a small depth and on seeded random traces, and
+//! the JIT's bit-parallel playouts against a reference. The agreement
+//! check of the corpus conformance run (`propel corpus --compare`).
 
 use crate::machines::{load_game, MachineArgs, MachineKind};
 use anyhow::Result;
+use propel_compiler::propnet::Propnet;
+use propel_runtime::lanes::{Lanes, Reference};
 use propel_runtime::perft::perft;
+use propel_runtime::playout::{playout, PlayoutStats, MAX_PLAYOUT_STEPS};
 use propel_runtime::trace::{trace, TraceStep};
-use propel_runtime::{Prover, StateMachine};
+use propel_runtime::{NativeMachine, Prover, Rng, StateMachine};
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -82,19 +86,24 @@ pub fn run(a: Args) -> Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     if a.jit {
-        let mut jit = match args.build_jit(&game) {
-            Ok(b) => b.machine,
+        let built = match args.build_jit(&game) {
+            Ok(b) => b,
             Err(e) => {
                 out("DISAGREE", format!("the propnet builds but the JIT does not: {e:#}"), extra);
                 return Ok(ExitCode::FAILURE);
             }
         };
+        let mut jit = built.machine;
         if let Some(d) = disagreement(&mut prover, &mut jit, &a, depth_done, "jit")? {
             out("DISAGREE", d, extra);
             return Ok(ExitCode::FAILURE);
         }
+        if let Some(d) = lanes_disagreement(&mut jit, &built.net, built.goal_net.as_ref())? {
+            out("DISAGREE", d, extra);
+            return Ok(ExitCode::FAILURE);
+        }
     }
-    let machines = if a.jit { "propnet and jit" } else { "propnet" };
+    let machines = if a.jit { "propnet and jit (lane playouts too)" } else { "propnet" };
     out("agree", format!("{machines}: perft to depth {depth_done}, {} traces", a.traces), extra);
     Ok(ExitCode::SUCCESS)
 }
@@ -115,6 +124,54 @@ fn perft_depth(prover: &mut Prover, a: &Args) -> Result<usize> {
     }
     Ok(done)
 }
+
+/// The JIT's bit-parallel playouts: exactly those of the same driver over
+/// the reference evaluator (networks up to [`EXACT_LANES_MAX`] components,
+/// as the reference is slow), and the same mean length as the standard
+/// playout loop within 5 standard errors.
+fn lanes_disagreement(jit: &mut NativeMachine, net: &Propnet, goal_net: Option<&Propnet>) -> Result<Option<String>> {
+    let code = jit.code().clone();
+    let Some(plan) = &code.lanes else { return Ok(None) };
+    let s0 = jit.initial_state()?;
+    let roles = jit.roles().len();
+    let max = MAX_PLAYOUT_STEPS as u32;
+    const N: usize = 256;
+    let (mut goals, mut lengths) = (Vec::new(), Vec::new());
+    let fast = jit.lane_playouts(&s0, N, 1, max, &mut goals, &mut lengths);
+    let mut standard = Vec::with_capacity(N);
+    let mut rng = Rng::new(1);
+    for _ in 0..N {
+        match playout(jit, &mut rng, &mut PlayoutStats::default()) {
+            Ok(n) => standard.push(n as f64),
+            // A game without end or without moves: the lanes must say so too.
+            Err(_) if fast.is_err() => return Ok(None),
+            Err(e) => return Ok(Some(format!("jit lanes: playouts end, standard playouts fail ({e})"))),
+        }
+    }
+    if let Err(e) = fast {
+        return Ok(Some(format!("jit lanes: {e}; standard playouts end")));
+    }
+    if net.len() <= EXACT_LANES_MAX {
+        let (mut g2, mut l2) = (vec![0; N * roles], vec![0; N]);
+        let mut reference = Reference::new(net, goal_net, plan);
+        let r = Lanes::new(plan).run(plan, &mut reference, &code.role_range, |_| s0.bits(), N, 1, max, &mut g2, &mut l2);
+        if r.is_err() || g2 != goals || l2 != lengths {
+            return Ok(Some("jit lanes: playouts differ from the reference evaluator's".into()));
+        }
+    }
+    let fast: Vec<f64> = lengths.iter().map(|&n| n as f64).collect();
+    let moments = |xs: &[f64]| {
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        (mean, xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (xs.len() - 1) as f64)
+    };
+    let ((mf, vf), (ms, vs)) = (moments(&fast), moments(&standard));
+    if (mf - ms).abs() > 5.0 * ((vf + vs) / N as f64).sqrt() + 1e-9 {
+        return Ok(Some(format!("jit lanes: mean playout length {mf:.2}, standard playouts {ms:.2}")));
+    }
+    Ok(None)
+}
+
+const EXACT_LANES_MAX: usize = 20_000;
 
 /// Where machine `m` first disagrees with the prover, if it does.
 fn disagreement<M: StateMachine>(

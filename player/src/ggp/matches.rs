@@ -443,14 +443,16 @@ where
     let mut m = m.clone();
     let Ok(s) = m.initial_state() else { return 0.0 };
     let mut rng = propel_runtime::Rng::new(1);
-    let mut goals = vec![0.0; m.roles().len()];
+    let mut sums = vec![0.0; m.roles().len()];
+    // In the batches search asks this machine for (bit-parallel lanes).
+    let batch = m.preferred_batch();
     let t = Instant::now();
     let mut n = 0u64;
     while t.elapsed() < Duration::from_millis(100) {
-        if m.rollout(&s, &mut rng, &mut goals).is_err() {
-            return 0.0;
+        match m.rollouts(&s, batch, &mut rng, &mut sums, &|| false) {
+            Ok(k) => n += k as u64,
+            Err(_) => return 0.0,
         }
-        n += 1;
     }
     n as f64 / t.elapsed().as_secs_f64()
 }

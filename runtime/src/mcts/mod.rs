@@ -173,7 +173,8 @@ where
     pub fn new(mut machine: M, root: M::State, config: Config) -> Result<Self, MachineError> {
         let graph = Graph::new(&mut machine, root, config.pool, config.exploration, config.seed)?;
         let seeds = Rng::new(config.seed ^ 0x5eed);
-        Ok(Search { graph, machine, config, per_request: 1, seeds })
+        let per_request = machine.preferred_batch();
+        Ok(Search { graph, machine, config, per_request, seeds })
     }
 
     pub fn machine(&mut self) -> &mut M {
@@ -285,7 +286,6 @@ where
                         pin(t + 1);
                     }
                     let mut rng = Rng::new(seed.wrapping_add(1 + t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-                    let mut goals = vec![0.0; roles];
                     let mut idle_since: Option<Instant> = None;
                     while !stop.load(Ordering::Acquire) {
                         let Some(req) = requests.pop() else {
@@ -301,14 +301,20 @@ where
                         rng = Rng::new(rng.next_u64() ^ req.seed);
                         // A stop cuts a request short (after at least one
                         // playout): joining must not wait for dozens.
-                        let mut done = 0;
-                        while done < req.count && (done == 0 || !stop.load(Ordering::Acquire)) {
-                            simulate(&mut m, greedy, &req.state, &mut rng, &mut goals)?;
-                            for (s, g) in sums.iter_mut().zip(&goals) {
-                                *s += g / 100.0;
-                            }
-                            done += 1;
-                        }
+                        let stopped = || stop.load(Ordering::Acquire);
+                        let done = if greedy {
+                            crate::simulate::one_at_a_time(
+                                &mut m,
+                                &req.state,
+                                req.count,
+                                &mut rng,
+                                &mut sums,
+                                &stopped,
+                                crate::simulate::greedy_rollout,
+                            )?
+                        } else {
+                            m.rollouts(&req.state, req.count, &mut rng, &mut sums, &stopped)?
+                        };
                         rollouts.fetch_add(done as u64, Ordering::Relaxed);
                         let mut reply = Reply { id: req.id, sums, count: done };
                         // The reply queue has room for every request in flight.
