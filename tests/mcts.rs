@@ -34,7 +34,7 @@ const X_WINS: [[&str; 2]; 4] =
     [["(mark 1 1)", "noop"], ["noop", "(mark 2 1)"], ["(mark 1 2)", "noop"], ["noop", "(mark 2 2)"]];
 
 fn config(threads: usize, mode: Mode, pool: usize) -> Config {
-    Config { threads, mode, pool, exploration: 0.7, pin: false, seed: 7, greedy: false }
+    Config { threads, mode, pool, exploration: 0.7, pin: false, seed: 7, greedy: false, batch: false }
 }
 
 fn search_finds_the_win<M: Simulator>(mut m: M, threads: usize, mode: Mode)
@@ -117,4 +117,32 @@ fn plain_uct_finds_the_win() {
     let (mv, value, _) = u.best(0).unwrap();
     assert_eq!(u.machine().move_kif(mv), "(mark 1 3)");
     assert!(value > 0.9);
+}
+
+/// Batched rollouts on a JIT with bit-parallel lanes: rollouts come in
+/// batches (more rollouts than iterations) and the win is still found.
+#[test]
+fn batched_lane_rollouts_find_the_win() {
+    let g = game("tictactoe.kif");
+    for threads in [1, 2] {
+        let mut m = propel_runtime::build::jit_machine(&g, &Default::default()).unwrap().machine;
+        assert!(m.has_lanes());
+        // Lanes whatever the timing said, so that this test covers them.
+        m.code().prefer_lanes.store(true, std::sync::atomic::Ordering::Relaxed);
+        let cfg = Config { batch: true, ..config(threads, Mode::Pipeline, 10_000) };
+        // From the start: rollouts come in batches of 16 or more.
+        let s0 = m.initial_state().unwrap();
+        let mut search = Search::new(m.clone(), s0, cfg.clone()).unwrap();
+        let stats = search.run(Instant::now() + Duration::from_millis(200)).unwrap();
+        assert!(stats.per_request >= 16 && stats.rollouts >= 16, "{stats:?}");
+        if threads == 1 {
+            assert_eq!(stats.rollouts % 16, 0, "{stats:?}");
+        }
+        let s = play(&mut m, &X_WINS);
+        let mut search = Search::new(m, s, cfg).unwrap();
+        search.run(Instant::now() + Duration::from_millis(300)).unwrap();
+        let (mv, value, _) = search.best(0).unwrap();
+        assert_eq!(search.machine().move_kif(mv), "(mark 1 3)", "threads {threads}");
+        assert!(value > 0.9, "value {value}");
+    }
 }

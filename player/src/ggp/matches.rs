@@ -444,8 +444,8 @@ where
     let Ok(s) = m.initial_state() else { return 0.0 };
     let mut rng = propel_runtime::Rng::new(1);
     let mut sums = vec![0.0; m.roles().len()];
-    // In the batches search asks this machine for (bit-parallel lanes).
-    let batch = m.preferred_batch();
+    // One at a time, as the player's search asks for them.
+    let batch = 1;
     let t = Instant::now();
     let mut n = 0u64;
     while t.elapsed() < Duration::from_millis(100) {

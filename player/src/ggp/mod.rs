@@ -53,6 +53,7 @@ impl PlayerArgs {
                 pin: false,
                 seed: self.seed,
                 greedy: false,
+                batch: false,
             }),
             "uct" => Strategy::Uct,
             "random" => Strategy::Random,
