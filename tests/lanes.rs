@@ -103,7 +103,12 @@ fn lane_playouts_agree_with_standard_playouts_in_distribution() {
             }
         }
         let name = g.display();
-        assert!(agree(&fast_len, &std_len, 5.0), "{name}: mean lengths {:?} vs {:?}", moments(&fast_len), moments(&std_len));
+        assert!(
+            agree(&fast_len, &std_len, 5.0),
+            "{name}: mean lengths {:?} vs {:?}",
+            moments(&fast_len),
+            moments(&std_len)
+        );
         for (r, sg) in std_goals.iter().enumerate() {
             let fg: Vec<f64> = (0..N).map(|p| goals[p * roles + r].max(0) as f64).collect();
             assert!(agree(&fg, sg, 5.0), "{name}: role {r}: mean goals {:?} vs {:?}", moments(&fg), moments(sg));

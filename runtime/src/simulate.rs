@@ -59,8 +59,7 @@ where
     }
 }
 
-type RolloutFn<M> =
-    fn(&mut M, &<M as StateMachine>::State, &mut Rng, &mut [f64]) -> Result<u32, MachineError>;
+type RolloutFn<M> = fn(&mut M, &<M as StateMachine>::State, &mut Rng, &mut [f64]) -> Result<u32, MachineError>;
 
 /// [`Simulator::rollouts`] as a loop of single rollouts (`roll`).
 pub fn one_at_a_time<M: Simulator>(
@@ -122,7 +121,14 @@ impl Simulator for NativeMachine {
             return one_at_a_time(self, s, count, rng, sums, stop, |m, s, rng, g| m.rollout(s, rng, g));
         }
         let (mut goals, mut lengths) = (Vec::new(), Vec::new());
-        self.playouts(s, count as usize, rng.next_u64(), crate::playout::MAX_PLAYOUT_STEPS as u32, &mut goals, &mut lengths)?;
+        self.playouts(
+            s,
+            count as usize,
+            rng.next_u64(),
+            crate::playout::MAX_PLAYOUT_STEPS as u32,
+            &mut goals,
+            &mut lengths,
+        )?;
         let roles = sums.len().max(1);
         for g in goals.chunks(roles) {
             for (sum, &v) in sums.iter_mut().zip(g) {

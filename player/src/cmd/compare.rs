@@ -154,7 +154,8 @@ fn lanes_disagreement(jit: &mut NativeMachine, net: &Propnet, goal_net: Option<&
     if net.len() <= EXACT_LANES_MAX {
         let (mut g2, mut l2) = (vec![0; N * roles], vec![0; N]);
         let mut reference = Reference::new(net, goal_net, plan);
-        let r = Lanes::new(plan).run(plan, &mut reference, &code.role_range, |_| s0.bits(), N, 1, max, &mut g2, &mut l2);
+        let r =
+            Lanes::new(plan).run(plan, &mut reference, &code.role_range, |_| s0.bits(), N, 1, max, &mut g2, &mut l2);
         if r.is_err() || g2 != goals || l2 != lengths {
             return Ok(Some("jit lanes: playouts differ from the reference evaluator's".into()));
         }
