@@ -108,7 +108,9 @@ impl Simulator for NativeMachine {
     }
 
     /// Batches of [`MIN_LANE_BATCH`] or more run bit-parallel when the
-    /// code has lanes and they measured faster (one at a time otherwise).
+    /// code has lanes and they measured faster (one at a time otherwise);
+    /// a lane batch runs whole, whatever `stop` says (search asks for 64
+    /// playouts at most).
     fn rollouts(
         &mut self,
         s: &NetState,

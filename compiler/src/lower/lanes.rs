@@ -136,13 +136,14 @@ fn closure(net: &Propnet, roots: impl IntoIterator<Item = u32>) -> Vec<bool> {
     seen
 }
 
-fn groups(net: &Propnet, keep: impl Fn(u32) -> bool) -> Groups {
-    net.sccs()
-        .into_iter()
+/// The gate groups of `sccs` (the network's, in evaluation order) that
+/// `keep` takes.
+fn groups(net: &Propnet, sccs: &[Vec<u32>], keep: impl Fn(u32) -> bool) -> Groups {
+    sccs.iter()
         .filter(|g| net.kind(g[0]).is_gate() && keep(g[0]))
         .map(|g| {
             let cyclic = g.len() > 1 || net.inputs_of(g[0]).contains(&g[0]);
-            (g, cyclic)
+            (g.clone(), cyclic)
         })
         .collect()
 }
@@ -162,8 +163,9 @@ fn program(net: &Propnet, goal_net: Option<&Propnet>) -> Option<Program> {
         return None;
     }
     let in_next = closure(net, net.bases.iter().map(|b| b.next));
-    let state = groups(net, |c| in_state[c as usize]);
-    let next = groups(net, |c| in_next[c as usize] && !in_state[c as usize]);
+    let sccs = net.sccs();
+    let state = groups(net, &sccs, |c| in_state[c as usize]);
+    let next = groups(net, &sccs, |c| in_next[c as usize] && !in_state[c as usize]);
     let mut ones: Vec<u32> = (0..n).filter(|&c| net.kind(c) == Kind::True).collect();
     let mut plan = LanePlan {
         words: n,
@@ -186,19 +188,21 @@ fn program(net: &Propnet, goal_net: Option<&Propnet>) -> Option<Program> {
         ones.extend((0..m).filter(|&c| g.kind(c) == Kind::True).map(word));
         plan.goals = g.goals.iter().map(|x| (x.role, x.value as u32, word(x.comp))).collect();
         let needed = closure(g, g.goals.iter().map(|x| x.comp));
-        goals = groups(g, |c| needed[c as usize]);
+        goals = groups(g, &g.sccs(), |c| needed[c as usize]);
     }
     plan.ones = ones;
     let dense = plan.words;
     plan.words += net.inputs.len() as u32;
     let copies: Vec<(u32, u32)> = plan.legal.iter().enumerate().map(|(j, &w)| (w, dense + j as u32)).collect();
     plan.legal = (0..net.inputs.len() as u32).map(|j| dense + j).collect();
-    let stats = |gs: &Groups| {
-        let cyc: Vec<usize> = gs.iter().filter(|g| g.1).map(|g| g.0.len()).collect();
-        let edges: usize = gs.iter().flat_map(|g| &g.0).map(|&c| net.inputs_of(c).len()).sum();
-        (gs.len(), edges, cyc.len(), cyc.iter().sum::<usize>(), cyc.iter().max().copied().unwrap_or(0))
-    };
-    tracing::debug!(state = ?stats(&state), next = ?stats(&next), "lane program (groups, edges, cycles, cyclic gates, largest)");
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        let stats = |gs: &Groups| {
+            let cyc: Vec<usize> = gs.iter().filter(|g| g.1).map(|g| g.0.len()).collect();
+            let edges: usize = gs.iter().flat_map(|g| &g.0).map(|&c| net.inputs_of(c).len()).sum();
+            (gs.len(), edges, cyc.len(), cyc.iter().sum::<usize>(), cyc.iter().max().copied().unwrap_or(0))
+        };
+        tracing::debug!(state = ?stats(&state), next = ?stats(&next), "lane program (groups, edges, cycles, cyclic gates, largest)");
+    }
     Some(Program { plan, copies, state, next, goals })
 }
 

@@ -129,22 +129,26 @@ struct Reply {
 
 const QUEUE: usize = 256;
 
-/// One rollout: greedy or the machine's own (native where it can).
+/// Up to `count` rollouts from `s` (fewer when `stop` says so), their
+/// goals / 100 added to `sums`: greedy ones, or the machine's own (native,
+/// in batches where it can). Returns how many ran.
 fn simulate<M: Simulator>(
     m: &mut M,
     greedy: bool,
     s: &M::State,
+    count: u32,
     rng: &mut Rng,
-    goals: &mut [f64],
+    sums: &mut [f64],
+    stop: &dyn Fn() -> bool,
 ) -> Result<u32, MachineError>
 where
     M::State: Send + Sync,
     M::Move: Send + Sync,
 {
     if greedy {
-        crate::simulate::greedy_rollout(m, s, rng, goals)
+        crate::simulate::one_at_a_time(m, s, count, rng, sums, stop, crate::simulate::greedy_rollout)
     } else {
-        m.rollout(s, rng, goals)
+        m.rollouts(s, count, rng, sums, stop)
     }
 }
 
@@ -207,9 +211,7 @@ where
     /// One thread: select, roll out, back up.
     fn run_inline(&mut self, deadline: Instant) -> Result<Stats, MachineError> {
         let start = Instant::now();
-        let roles = self.machine.roles().len();
         let mut path = Vec::new();
-        let mut goals = vec![0.0; roles];
         let mut rng = Rng::new(self.seeds.next_u64());
         let mut stats = Stats::default();
         if self.config.pin {
@@ -217,7 +219,7 @@ where
         }
         loop {
             for _ in 0..16 {
-                if let Some((_, n)) = self.iterate_here(&mut path, &mut rng, &mut goals)? {
+                if let Some((_, n)) = self.iterate_here(&mut path, &mut rng)? {
                     stats.rollouts += n as u64;
                 }
                 stats.iterations += 1;
@@ -234,15 +236,10 @@ where
         Ok(stats)
     }
 
-    /// One iteration with its rollouts run on this thread (a batch of
-    /// `per_request`, averaged, unless greedy); returns their time and
-    /// number, or `None` when the leaf's value was known.
-    fn iterate_here(
-        &mut self,
-        path: &mut Vec<Step>,
-        rng: &mut Rng,
-        goals: &mut [f64],
-    ) -> Result<Option<(Duration, u32)>, MachineError> {
+    /// One iteration with its rollouts (`per_request` of them, averaged)
+    /// run on this thread; returns their time and number, or `None` when
+    /// the leaf's value was known.
+    fn iterate_here(&mut self, path: &mut Vec<Step>, rng: &mut Rng) -> Result<Option<(Duration, u32)>, MachineError> {
         match self.graph.select(&mut self.machine, path)? {
             Leaf::Known(v) => {
                 self.graph.backprop(path, &v);
@@ -250,17 +247,10 @@ where
             }
             Leaf::Rollout(s) => {
                 let t0 = Instant::now();
-                let v: SmallVec<[f64; 4]>;
-                let n = if self.config.greedy || self.per_request <= 1 {
-                    simulate(&mut self.machine, self.config.greedy, &s, rng, goals)?;
-                    v = goals.iter().map(|g| g / 100.0).collect();
-                    1
-                } else {
-                    let mut sums: SmallVec<[f64; 4]> = SmallVec::from_elem(0.0, goals.len());
-                    let n = self.machine.rollouts(&s, self.per_request, rng, &mut sums, &|| false)?;
-                    v = sums.iter().map(|x| x / n.max(1) as f64).collect();
-                    n
-                };
+                let mut sums: SmallVec<[f64; 4]> = SmallVec::from_elem(0.0, self.machine.roles().len());
+                let (greedy, count) = (self.config.greedy, self.per_request);
+                let n = simulate(&mut self.machine, greedy, &s, count, rng, &mut sums, &|| false)?;
+                let v: SmallVec<[f64; 4]> = sums.iter().map(|x| x / n.max(1) as f64).collect();
                 let took = t0.elapsed();
                 self.graph.backprop(path, &v);
                 Ok(Some((took, n)))
@@ -327,19 +317,7 @@ where
                         // A stop cuts a request short (after at least one
                         // playout): joining must not wait for dozens.
                         let stopped = || stop.load(Ordering::Acquire);
-                        let done = if greedy {
-                            crate::simulate::one_at_a_time(
-                                &mut m,
-                                &req.state,
-                                req.count,
-                                &mut rng,
-                                &mut sums,
-                                &stopped,
-                                crate::simulate::greedy_rollout,
-                            )?
-                        } else {
-                            m.rollouts(&req.state, req.count, &mut rng, &mut sums, &stopped)?
-                        };
+                        let done = simulate(&mut m, greedy, &req.state, req.count, &mut rng, &mut sums, &stopped)?;
                         rollouts.fetch_add(done as u64, Ordering::Relaxed);
                         let mut reply = Reply { id: req.id, sums, count: done };
                         // The reply queue has room for every request in flight.
@@ -397,7 +375,6 @@ where
         let mut own_time = Duration::ZERO;
         let mut seeds = Rng::new(self.seeds.next_u64());
         let mut own_rng = Rng::new(self.seeds.next_u64());
-        let mut own_goals = vec![0.0; self.machine.roles().len()];
         let mut since_adapt = 0u32;
         loop {
             // Results first: they make the graph better for the next selection.
@@ -413,7 +390,7 @@ where
                 // All rollout capacity is busy: rather than wait for a
                 // result, do an iteration with a rollout of our own (with
                 // few cores the rollout threads are the bottleneck).
-                if let Some((t, n)) = self.iterate_here(&mut path, &mut own_rng, &mut own_goals)? {
+                if let Some((t, n)) = self.iterate_here(&mut path, &mut own_rng)? {
                     own_time += t;
                     stats.rollouts += n as u64;
                 }
