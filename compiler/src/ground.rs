@@ -189,6 +189,9 @@ const ATTEMPT_MAX_ROWS: usize = 250_000;
 pub fn ground(game: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded, GroundError> {
     let start = Instant::now();
     let deadline = start + limits.time;
+    // Grounding (and any magic-set rewrite) works on the projected rules.
+    let projected = crate::project::project_locals(game).map(Arc::new);
+    let game = projected.as_ref().unwrap_or(game);
     let mut demand: Vec<RelId> = Vec::new();
     let mut current = game.clone();
     let mut last_chance = false;

@@ -19,6 +19,7 @@ pub mod lower;
 pub mod magic;
 pub mod normal;
 pub mod pipeline;
+pub mod project;
 pub mod propnet;
 pub mod reader;
 pub mod source;

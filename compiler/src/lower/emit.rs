@@ -201,15 +201,7 @@ impl<'a, M: Module> Emitter<'a, M> {
 
     fn finish(&mut self, id: FuncId, func: Function) -> Result<(), ModuleError> {
         self.ctx.func = func;
-        // PROPEL_DUMP_ASM=1: print the machine code of every function.
-        let dump = std::env::var_os("PROPEL_DUMP_ASM").is_some();
-        self.ctx.set_disasm(dump);
         let r = self.module.define_function(id, &mut self.ctx);
-        if dump {
-            if let Some(code) = self.ctx.compiled_code() {
-                eprintln!("; function {}\n{}", id.as_u32(), code.vcode.as_deref().unwrap_or(""));
-            }
-        }
         self.module.clear_context(&mut self.ctx);
         r
     }

@@ -24,6 +24,7 @@
 mod emit;
 pub mod lanes;
 pub mod layout;
+mod parallel;
 mod top;
 
 pub use emit::{CHUNK, EXPORTS};
@@ -127,6 +128,22 @@ fn generate<M: Module>(
     game_hash: &str,
     cpu: &str,
 ) -> Result<(Vec<cranelift_module::FuncId>, MachineLayout, CodeStats), LowerError> {
+    let mut par = parallel::Parallel::new(module);
+    let (exports, layout, mut stats) = emit_all(&mut par, m, game_hash, cpu)?;
+    let t = Instant::now();
+    par.finish()?;
+    tracing::debug!(seconds = t.elapsed().as_secs_f64(), "machine code");
+    stats.functions = module.declarations().get_functions().count();
+    Ok((exports, layout, stats))
+}
+
+/// Writes every function body of the machine into `module`.
+fn emit_all<M: Module>(
+    module: &mut M,
+    m: &Machine<'_>,
+    game_hash: &str,
+    cpu: &str,
+) -> Result<(Vec<cranelift_module::FuncId>, MachineLayout, CodeStats), LowerError> {
     let layouts: Vec<Layout> = m.engines.iter().map(|n| Layout::new(n, m.goal_net, cycles_of(n))).collect();
     let (regions, size) = top::regions(&layouts);
     let layout = MachineLayout { regions, engines: layouts.clone(), size };
@@ -134,9 +151,11 @@ fn generate<M: Module>(
     let mut updates = 0;
     for (k, (net, l)) in m.engines.iter().zip(&layouts).enumerate() {
         let image = reset_image(net, l)[..l.stack as usize].to_vec();
+        let t = Instant::now();
         let mut e = emit::Emitter::new(module, net, m.goal_net, l, &format!("propel_e{k}"));
         fns.push(e.emit_engine(image)?);
         updates += e.edges;
+        tracing::debug!(engine = k, updates = e.edges, seconds = t.elapsed().as_secs_f64(), "engine bodies");
     }
     let info = info_bytes(&metadata(m, &layout, game_hash, cpu));
     let exports = top::Top {
@@ -150,12 +169,13 @@ fn generate<M: Module>(
     }
     .emit(info)?;
     let names = [EXPORTS[9], EXPORTS[10], EXPORTS[11], EXPORTS[12]];
+    let t = Instant::now();
     let l = lanes::emit(module, m.lanes, m.goal_net, names)?;
+    tracing::debug!(edges = l.edges, seconds = t.elapsed().as_secs_f64(), "lane bodies");
     updates += l.edges;
     let mut exports = exports;
     exports.extend([l.state, l.next, l.goals, l.plan]);
-    let functions = module.declarations().get_functions().count();
-    Ok((exports, layout, CodeStats { seconds: 0.0, updates, functions, code_bytes: 0 }))
+    Ok((exports, layout, CodeStats { seconds: 0.0, updates, functions: 0, code_bytes: 0 }))
 }
 
 fn isa(pic: bool) -> Result<cranelift_codegen::isa::OwnedTargetIsa, LowerError> {

@@ -1,0 +1,161 @@
+//! A [`Module`] that compiles on every core. The emitters define function
+//! bodies as usual; this wrapper keeps them and, at [`Parallel::finish`],
+//! compiles them on worker threads (largest first, so the long ones do not
+//! come last) and hands the machine code to the wrapped module as bytes,
+//! in definition order. Code generation is most of a large machine's build
+//! time, and each function compiles on its own.
+
+use cranelift_codegen::control::ControlPlane;
+use cranelift_codegen::ir::Function;
+use cranelift_codegen::{isa, Context};
+use cranelift_module::{
+    DataDescription, DataId, FuncId, Linkage, Module, ModuleDeclarations, ModuleError, ModuleReloc, ModuleResult,
+};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+pub(crate) struct Parallel<'m, M: Module> {
+    inner: &'m mut M,
+    pending: Vec<(FuncId, Function)>,
+}
+
+/// One function's machine code, ready for `define_function_bytes`.
+struct Compiled {
+    alignment: u64,
+    bytes: Vec<u8>,
+    relocs: Vec<ModuleReloc>,
+    /// The code as text, when `PROPEL_DUMP_ASM` asks for it.
+    asm: Option<String>,
+}
+
+/// Worker threads for code generation: `PROPEL_JIT_THREADS`, else every core.
+fn threads() -> usize {
+    std::env::var("PROPEL_JIT_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+impl<'m, M: Module> Parallel<'m, M> {
+    pub(crate) fn new(inner: &'m mut M) -> Self {
+        Parallel { inner, pending: Vec::new() }
+    }
+
+    /// Compiles every pending body and defines it in the wrapped module.
+    pub(crate) fn finish(self) -> ModuleResult<()> {
+        let Parallel { inner, pending } = self;
+        let dump = std::env::var_os("PROPEL_DUMP_ASM").is_some();
+        let mut order: Vec<usize> = (0..pending.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(pending[i].1.dfg.num_insts()));
+        let isa = inner.isa();
+        let next = AtomicUsize::new(0);
+        let workers = threads().min(pending.len()).max(1);
+        let mut done: Vec<(usize, ModuleResult<Compiled>)> = Vec::with_capacity(pending.len());
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut out = Vec::new();
+                        let mut ctx = Context::new();
+                        loop {
+                            // Relaxed: the counter only hands out distinct
+                            // indices; the bodies are read-only and were
+                            // written before the threads started.
+                            let k = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(&i) = order.get(k) else { break };
+                            let (id, func) = &pending[i];
+                            ctx.clear();
+                            ctx.func = func.clone();
+                            out.push((i, compile(isa, &mut ctx, *id, dump)));
+                        }
+                        out
+                    })
+                })
+                .collect();
+            for h in handles {
+                // A worker only panics if Cranelift does; pass that on.
+                match h.join() {
+                    Ok(out) => done.extend(out),
+                    Err(p) => std::panic::resume_unwind(p),
+                }
+            }
+        });
+        // Every index was handed out once, so this pairs each body with its code.
+        done.sort_by_key(|d| d.0);
+        for ((id, _), (_, r)) in pending.iter().zip(done) {
+            let c = r?;
+            if let Some(asm) = c.asm {
+                eprintln!("; function {}\n{asm}", id.as_u32());
+            }
+            inner.define_function_bytes(*id, c.alignment, &c.bytes, &c.relocs)?;
+        }
+        Ok(())
+    }
+}
+
+fn compile(isa: &dyn isa::TargetIsa, ctx: &mut Context, id: FuncId, dump: bool) -> ModuleResult<Compiled> {
+    ctx.set_disasm(dump);
+    let code = ctx.compile(isa, &mut ControlPlane::default()).map_err(|e| ModuleError::Compilation(e.inner))?;
+    let alignment = code.buffer.alignment as u64;
+    let bytes = code.code_buffer().to_vec();
+    let asm = if dump { code.vcode.clone() } else { None };
+    let relocs = code.buffer.relocs().to_vec();
+    let relocs = relocs.iter().map(|r| ModuleReloc::from_mach_reloc(r, &ctx.func, id)).collect();
+    Ok(Compiled { alignment, bytes, relocs, asm })
+}
+
+impl<M: Module> Module for Parallel<'_, M> {
+    fn isa(&self) -> &dyn isa::TargetIsa {
+        self.inner.isa()
+    }
+
+    fn declarations(&self) -> &ModuleDeclarations {
+        self.inner.declarations()
+    }
+
+    fn declare_function(
+        &mut self,
+        name: &str,
+        linkage: Linkage,
+        signature: &cranelift_codegen::ir::Signature,
+    ) -> ModuleResult<FuncId> {
+        self.inner.declare_function(name, linkage, signature)
+    }
+
+    fn declare_anonymous_function(&mut self, signature: &cranelift_codegen::ir::Signature) -> ModuleResult<FuncId> {
+        self.inner.declare_anonymous_function(signature)
+    }
+
+    fn declare_data(&mut self, name: &str, linkage: Linkage, writable: bool, tls: bool) -> ModuleResult<DataId> {
+        self.inner.declare_data(name, linkage, writable, tls)
+    }
+
+    fn declare_anonymous_data(&mut self, writable: bool, tls: bool) -> ModuleResult<DataId> {
+        self.inner.declare_anonymous_data(writable, tls)
+    }
+
+    /// Keeps the body for [`Parallel::finish`]; `ctx` is left empty.
+    fn define_function_with_control_plane(
+        &mut self,
+        func: FuncId,
+        ctx: &mut Context,
+        _ctrl_plane: &mut ControlPlane,
+    ) -> ModuleResult<()> {
+        self.pending.push((func, std::mem::replace(&mut ctx.func, Function::new())));
+        Ok(())
+    }
+
+    fn define_function_bytes(
+        &mut self,
+        func_id: FuncId,
+        alignment: u64,
+        bytes: &[u8],
+        relocs: &[ModuleReloc],
+    ) -> ModuleResult<()> {
+        self.inner.define_function_bytes(func_id, alignment, bytes, relocs)
+    }
+
+    fn define_data(&mut self, data_id: DataId, data: &DataDescription) -> ModuleResult<()> {
+        self.inner.define_data(data_id, data)
+    }
+}
