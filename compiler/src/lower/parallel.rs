@@ -15,7 +15,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub(crate) struct Parallel<'m, M: Module> {
     inner: &'m mut M,
-    pending: Vec<(FuncId, Function)>,
+    /// Compiles the bodies defined while [`Parallel::engine_code`] is on.
+    engine_isa: isa::OwnedTargetIsa,
+    engine: bool,
+    /// Bodies to compile, and whether each is engine code.
+    pending: Vec<(FuncId, Function, bool)>,
 }
 
 /// One function's machine code, ready for `define_function_bytes`.
@@ -37,17 +41,24 @@ fn threads() -> usize {
 }
 
 impl<'m, M: Module> Parallel<'m, M> {
-    pub(crate) fn new(inner: &'m mut M) -> Self {
-        Parallel { inner, pending: Vec::new() }
+    /// `engine_isa` must target the wrapped module's processor and calling
+    /// convention; it may differ in optimisation level.
+    pub(crate) fn new(inner: &'m mut M, engine_isa: isa::OwnedTargetIsa) -> Self {
+        Parallel { inner, engine_isa, engine: false, pending: Vec::new() }
+    }
+
+    /// Whether the bodies defined from now on are engine code.
+    pub(crate) fn engine_code(&mut self, on: bool) {
+        self.engine = on;
     }
 
     /// Compiles every pending body and defines it in the wrapped module.
     pub(crate) fn finish(self) -> ModuleResult<()> {
-        let Parallel { inner, pending } = self;
+        let Parallel { inner, engine_isa, pending, .. } = self;
         let dump = std::env::var_os("PROPEL_DUMP_ASM").is_some();
         let mut order: Vec<usize> = (0..pending.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(pending[i].1.dfg.num_insts()));
-        let isa = inner.isa();
+        let isas: [&dyn isa::TargetIsa; 2] = [inner.isa(), &*engine_isa];
         let next = AtomicUsize::new(0);
         let workers = threads().min(pending.len()).max(1);
         let mut done: Vec<(usize, ModuleResult<Compiled>)> = Vec::with_capacity(pending.len());
@@ -63,10 +74,10 @@ impl<'m, M: Module> Parallel<'m, M> {
                             // written before the threads started.
                             let k = next.fetch_add(1, Ordering::Relaxed);
                             let Some(&i) = order.get(k) else { break };
-                            let (id, func) = &pending[i];
+                            let (id, func, engine) = &pending[i];
                             ctx.clear();
                             ctx.func = func.clone();
-                            out.push((i, compile(isa, &mut ctx, *id, dump)));
+                            out.push((i, compile(isas[*engine as usize], &mut ctx, *id, dump)));
                         }
                         out
                     })
@@ -82,7 +93,7 @@ impl<'m, M: Module> Parallel<'m, M> {
         });
         // Every index was handed out once, so this pairs each body with its code.
         done.sort_by_key(|d| d.0);
-        for ((id, _), (_, r)) in pending.iter().zip(done) {
+        for ((id, ..), (_, r)) in pending.iter().zip(done) {
             let c = r?;
             if let Some(asm) = c.asm {
                 eprintln!("; function {}\n{asm}", id.as_u32());
@@ -141,7 +152,7 @@ impl<M: Module> Module for Parallel<'_, M> {
         ctx: &mut Context,
         _ctrl_plane: &mut ControlPlane,
     ) -> ModuleResult<()> {
-        self.pending.push((func, std::mem::replace(&mut ctx.func, Function::new())));
+        self.pending.push((func, std::mem::replace(&mut ctx.func, Function::new()), self.engine));
         Ok(())
     }
 
