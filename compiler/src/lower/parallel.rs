@@ -77,7 +77,16 @@ impl<'m, M: Module> Parallel<'m, M> {
                             let (id, func, engine) = &pending[i];
                             ctx.clear();
                             ctx.func = func.clone();
-                            out.push((i, compile(isas[*engine as usize], &mut ctx, *id, dump)));
+                            let t = std::time::Instant::now();
+                            let r = compile(isas[*engine as usize], &mut ctx, *id, dump);
+                            tracing::trace!(
+                                function = id.as_u32(),
+                                insts = func.dfg.num_insts(),
+                                blocks = func.dfg.num_blocks(),
+                                seconds = t.elapsed().as_secs_f64(),
+                                "compiled"
+                            );
+                            out.push((i, r));
                         }
                         out
                     })
