@@ -401,23 +401,36 @@ impl<'a, M: Module> Emitter<'a, M> {
             b.append_block_params_for_function_params(entry);
             b.switch_to_block(entry);
             let inst = b.block_params(entry)[0];
-            // Outside true inputs of each member.
-            let mut outside = Vec::with_capacity(members.len());
-            for &m in &members {
+            // The iteration's values live in instance memory (one i32 per
+            // member), not in SSA values: thousands of values live across
+            // the loop made register allocation take minutes.
+            let val_off = |k: usize| (layout.cycle_vals + 4 * k as u32) as i32;
+            let net = self.net;
+            // Members' count of true inputs from outside the cycle.
+            let outside = |b: &mut FunctionBuilder, m: u32| {
                 let mut acc = b.ins().iconst(I32, 0);
-                for &i in self.net.inputs_of(m) {
+                for &i in net.inputs_of(m) {
                     if !pos.contains_key(&i) {
                         let c = b.ins().load(I32, mem, inst, (layout.counters + 4 * i) as i32);
                         let s = b.ins().ushr_imm_u(c, 31);
                         acc = b.ins().iadd(acc, s);
                     }
                 }
-                outside.push(acc);
-            }
-            let vals: Vec<Variable> = members.iter().map(|_| b.declare_var(I32)).collect();
+                acc
+            };
+            // ... plus the members' true inputs from inside it.
+            let inside = |b: &mut FunctionBuilder, m: u32, mut acc: Value| {
+                for &i in net.inputs_of(m) {
+                    if let Some(&j) = pos.get(&i) {
+                        let v = b.ins().load(I32, mem, inst, val_off(j));
+                        acc = b.ins().iadd(acc, v);
+                    }
+                }
+                acc
+            };
             let zero = b.ins().iconst(I32, 0);
-            for &v in &vals {
-                b.def_var(v, zero);
+            for k in 0..members.len() {
+                b.ins().store(mem, zero, inst, val_off(k));
             }
             let iterate = b.create_block();
             let install = b.create_block();
@@ -426,19 +439,14 @@ impl<'a, M: Module> Emitter<'a, M> {
             b.switch_to_block(iterate);
             let mut changed = b.ins().iconst(I32, 0);
             for (k, &m) in members.iter().enumerate() {
-                let mut cnt = outside[k];
-                for &i in self.net.inputs_of(m) {
-                    if let Some(&j) = pos.get(&i) {
-                        let v = b.use_var(vals[j]);
-                        cnt = b.ins().iadd(cnt, v);
-                    }
-                }
-                let n = self.net.inputs_of(m).len() as i64;
-                let new = gate_value(&mut b, self.net.kind(m), cnt, n);
-                let old = b.use_var(vals[k]);
+                let out = outside(&mut b, m);
+                let cnt = inside(&mut b, m, out);
+                let n = net.inputs_of(m).len() as i64;
+                let new = gate_value(&mut b, net.kind(m), cnt, n);
+                let old = b.ins().load(I32, mem, inst, val_off(k));
                 let diff = b.ins().bxor(old, new);
                 changed = b.ins().bor(changed, diff);
-                b.def_var(vals[k], new);
+                b.ins().store(mem, new, inst, val_off(k));
             }
             b.ins().brif(changed, iterate, &[], install, &[]);
             b.switch_to_block(install);
@@ -446,18 +454,13 @@ impl<'a, M: Module> Emitter<'a, M> {
             let sp0 = b.ins().load(I32, mem, inst, layout.sp as i32);
             b.def_var(sp_var, sp0);
             for (k, &m) in members.iter().enumerate() {
-                let mut cnt =
-                    b.ins().iadd_imm_s(outside[k], counter0(self.net.kind(m), self.net.inputs_of(m).len()) as i64);
-                for &i in self.net.inputs_of(m) {
-                    if let Some(&j) = pos.get(&i) {
-                        let v = b.use_var(vals[j]);
-                        cnt = b.ins().iadd(cnt, v);
-                    }
-                }
+                let out = outside(&mut b, m);
+                let base = b.ins().iadd_imm_s(out, counter0(net.kind(m), net.inputs_of(m).len()) as i64);
+                let cnt = inside(&mut b, m, base);
                 let off = (layout.counters + 4 * m) as i32;
                 let old = b.ins().load(I32, mem, inst, off);
                 b.ins().store(mem, cnt, inst, off);
-                let new_sign = b.use_var(vals[k]);
+                let new_sign = b.ins().load(I32, mem, inst, val_off(k));
                 self.set_triggers(&mut b, inst, m, new_sign);
                 // Outside readers see the change as a ±1 (0 when unchanged).
                 let old_sign = b.ins().ushr_imm_u(old, 31);

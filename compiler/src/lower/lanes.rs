@@ -148,9 +148,13 @@ fn groups(net: &Propnet, sccs: &[Vec<u32>], keep: impl Fn(u32) -> bool) -> Group
         .collect()
 }
 
+/// The largest cyclic group given lane code (gates).
+const MAX_CYCLE: usize = 1000;
+
 /// Plans lane code for `net` (and its goal network). `None` when a state
 /// output (terminal, legal, goal) reads an input, which a well-formed game
-/// never does but a lane step could not evaluate.
+/// never does but a lane step could not evaluate, or when a cycle is larger
+/// than [`MAX_CYCLE`].
 fn program(net: &Propnet, goal_net: Option<&Propnet>) -> Option<Program> {
     let n = net.len() as u32;
     let mut state_roots: Vec<u32> = net.inputs.iter().map(|i| i.legal).collect();
@@ -166,6 +170,14 @@ fn program(net: &Propnet, goal_net: Option<&Propnet>) -> Option<Program> {
     let sccs = net.sccs();
     let state = groups(net, &sccs, |c| in_state[c as usize]);
     let next = groups(net, &sccs, |c| in_next[c as usize] && !in_state[c as usize]);
+    // A large cycle is one loop body iterated up to once per gate: slow to
+    // compile (ad_game_2x2's 10,024-gate cycle did not finish in minutes)
+    // and to run; the differential engines handle it instead.
+    let largest = state.iter().chain(&next).filter(|g| g.1).map(|g| g.0.len()).max().unwrap_or(0);
+    if largest > MAX_CYCLE {
+        tracing::debug!(largest, "no lane code: a cycle is too large");
+        return None;
+    }
     let mut ones: Vec<u32> = (0..n).filter(|&c| net.kind(c) == Kind::True).collect();
     let mut plan = LanePlan {
         words: n,

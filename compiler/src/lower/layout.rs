@@ -7,7 +7,7 @@ use crate::propnet::{Kind, Propnet};
 
 /// Version of the generated interface and layout; a library built with
 /// another version is refused.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
@@ -17,6 +17,8 @@ pub struct Layout {
     pub roles: u32,
     /// Cyclic strongly connected components (each has a pending flag).
     pub cycles: u32,
+    /// The largest cycle's size (components).
+    pub largest_cycle: u32,
     /// Components of the separate goal network (0 when there is none).
     pub goal_components: u32,
     /// `i32` per component.
@@ -35,6 +37,8 @@ pub struct Layout {
     pub moves: u32,
     /// `u8` per cyclic component.
     pub pending: u32,
+    /// A cycle's values while it is recomputed (i32 per member).
+    pub cycle_vals: u32,
     /// `u8` per goal-network component.
     pub goal_values: u32,
     /// `u32`: entries on the work stack.
@@ -50,7 +54,7 @@ pub fn words(bits: u32) -> u32 {
 }
 
 impl Layout {
-    pub fn new(net: &Propnet, goal_net: Option<&Propnet>, cycles: u32) -> Layout {
+    pub fn new(net: &Propnet, goal_net: Option<&Propnet>, cycles: u32, largest_cycle: u32) -> Layout {
         let n = net.len() as u32;
         let (wb, wi) = (words(net.bases.len() as u32), words(net.inputs.len() as u32));
         let roles = net.roles.len() as u32;
@@ -71,6 +75,7 @@ impl Layout {
         let moves = take(4 * roles, 4);
         let sp = take(4, 4);
         let pending = take(cycles, 1);
+        let cycle_vals = take(4 * largest_cycle, 4);
         let goal_values = take(goal_components, 1);
         // A wave of propagation pushes each flip once; the generated code
         // checks the room left before every pop.
@@ -83,6 +88,8 @@ impl Layout {
             inputs: net.inputs.len() as u32,
             roles,
             cycles,
+            largest_cycle,
+            cycle_vals,
             goal_components,
             counters,
             base_bits,

@@ -147,7 +147,14 @@ fn emit_all<M: Module>(
     game_hash: &str,
     cpu: &str,
 ) -> Result<(Vec<cranelift_module::FuncId>, MachineLayout, CodeStats), LowerError> {
-    let layouts: Vec<Layout> = m.engines.iter().map(|n| Layout::new(n, m.goal_net, cycles_of(n))).collect();
+    let layouts: Vec<Layout> = m
+        .engines
+        .iter()
+        .map(|n| {
+            let (count, largest) = cycles_of(n);
+            Layout::new(n, m.goal_net, count, largest)
+        })
+        .collect();
     let (regions, size) = top::regions(&layouts);
     let layout = MachineLayout { regions, engines: layouts.clone(), size };
     let mut fns = Vec::new();
@@ -329,9 +336,12 @@ pub fn initial_bits(net: &Propnet) -> Vec<u64> {
     v
 }
 
-/// Number of cyclic strongly connected components (pending flags).
-fn cycles_of(net: &Propnet) -> u32 {
-    net.sccs().iter().filter(|c| c.len() > 1 || net.inputs_of(c[0]).contains(&c[0])).count() as u32
+/// Number of cyclic strongly connected components (pending flags), and
+/// the size of the largest.
+fn cycles_of(net: &Propnet) -> (u32, u32) {
+    let cyclic: Vec<usize> =
+        net.sccs().iter().filter(|c| c.len() > 1 || net.inputs_of(c[0]).contains(&c[0])).map(|c| c.len()).collect();
+    (cyclic.len() as u32, cyclic.iter().copied().max().unwrap_or(0) as u32)
 }
 
 /// A C header for a machine library: the functions and the numbers a C
