@@ -303,31 +303,11 @@ pub fn demand_transform(game: &Game, wanted: &[RelId]) -> Option<Rewritten> {
             clauses.push(Clause { head, body: full_body, var_names: c.var_names.clone(), loc: c.loc.clone() });
         }
     }
-    for r in relations.iter_mut() {
-        r.defined = false;
-    }
-    for c in &clauses {
-        relations[c.head.rel.index()].defined = true;
-    }
-    crate::strata::set_layers(&mut relations, &clauses);
-    let strata = crate::strata::stratify(&relations, &clauses).ok()?;
     let kept: Vec<RelId> = (0..nrel).filter(|&r| rewritten[r]).map(|r| RelId(r as u32)).collect();
     let names: Vec<&str> = kept.iter().map(|&r| game.rel_name(r)).collect();
     let mut warnings = game.warnings.clone();
     warnings.push(format!("computed on demand (magic sets): {}", names.join(", ")));
-    Some(Rewritten {
-        game: Game {
-            name: game.name.clone(),
-            symbols,
-            roles: game.roles.clone(),
-            relations,
-            clauses,
-            strata,
-            source_rules: game.source_rules,
-            warnings,
-        },
-        relations: kept,
-    })
+    Some(Rewritten { game: game.rewritten(symbols, relations, clauses, warnings)?, relations: kept })
 }
 
 #[cfg(test)]

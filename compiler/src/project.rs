@@ -247,22 +247,11 @@ pub fn project_locals(game: &Game) -> Option<Game> {
     if rw.extra.is_empty() {
         return None;
     }
-    let Rewrite { symbols, mut relations, extra, .. } = rw;
+    let Rewrite { symbols, relations, extra, .. } = rw;
     clauses.extend(extra);
-    crate::strata::set_layers(&mut relations, &clauses);
     // Helpers add no negation of their own; should stratification still
     // fail, grounding uses the game as written.
-    let strata = crate::strata::stratify(&relations, &clauses).ok()?;
-    Some(Game {
-        name: game.name.clone(),
-        symbols,
-        roles: game.roles.clone(),
-        relations,
-        clauses,
-        strata,
-        source_rules: game.source_rules,
-        warnings: game.warnings.clone(),
-    })
+    game.rewritten(symbols, relations, clauses, game.warnings.clone())
 }
 
 #[cfg(test)]
