@@ -169,29 +169,31 @@ impl Rewrite<'_> {
         let mut distinct_roots = roots.clone();
         distinct_roots.sort_unstable();
         distinct_roots.dedup();
+        // Each group: its literal indices and whether it reads the state or move.
+        let groups: Vec<(Vec<usize>, bool)> = distinct_roots
+            .iter()
+            .map(|&r| {
+                let members: Vec<usize> = (0..body.len()).filter(|&i| roots[i] == r).collect();
+                let lits: Vec<Lit> = members.iter().map(|&i| body[i].clone()).collect();
+                let dynamic = self.layer(&lits) != Layer::Static;
+                (members, dynamic)
+            })
+            .collect();
         // Splitting pays where two groups that change with the state or
         // the move would multiply; static literals only filter, and alone a
         // group would lose their filtering (alexChess's `between`).
-        let dynamic = distinct_roots
-            .iter()
-            .filter(|&&r| {
-                let lits: Vec<Lit> = (0..body.len()).filter(|&i| roots[i] == r).map(|i| body[i].clone()).collect();
-                self.layer(&lits) != Layer::Static
-            })
-            .count();
-        if dynamic < 2 {
+        if groups.iter().filter(|g| g.1).count() < 2 {
             return body;
         }
         let mut out = Vec::new();
-        for &r in &distinct_roots {
-            let members: Vec<usize> = (0..body.len()).filter(|&i| roots[i] == r).collect();
+        for (members, dynamic) in groups {
             let lits: Vec<Lit> = members.iter().map(|&i| body[i].clone()).collect();
             // A group is its own safe clause when its positive literals bind
             // every variable of its negations and (in)equalities.
             let bound: Vec<u32> =
                 members.iter().filter(|&&i| matches!(body[i], Lit::Pos(_))).flat_map(|&i| vars[i].clone()).collect();
             let safe = members.iter().all(|&i| vars[i].iter().all(|v| bound.contains(v)));
-            if members.len() < 2 || !safe || self.layer(&lits) == Layer::Static {
+            if members.len() < 2 || !safe || !dynamic {
                 out.extend(lits);
                 continue;
             }

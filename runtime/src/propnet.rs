@@ -150,14 +150,11 @@ impl Topology {
             triggers.extend_from_slice(&trig_lists[c]);
         }
         let mut cycles = Vec::new();
-        for comp in net.sccs() {
-            let cyclic = comp.len() > 1 || net.inputs_of(comp[0]).contains(&comp[0]);
-            if cyclic {
-                for &c in &comp {
-                    recs[c as usize].scc = cycles.len() as u32;
-                }
-                cycles.push(Cycle { members: comp });
+        for comp in net.cycles() {
+            for &c in &comp {
+                recs[c as usize].scc = cycles.len() as u32;
             }
+            cycles.push(Cycle { members: comp });
         }
         let mut fanin_start = Vec::with_capacity(n + 1);
         let mut fanin = Vec::new();

@@ -86,6 +86,7 @@ impl<'a, M: Module> Emitter<'a, M> {
         net: &'a Propnet,
         goal_net: Option<&'a Propnet>,
         layout: &'a Layout,
+        cycles: Vec<Vec<u32>>,
         prefix: &str,
     ) -> Self {
         let n = net.len();
@@ -98,13 +99,9 @@ impl<'a, M: Module> Emitter<'a, M> {
             triggers[b.next as usize].push(Trig::Next(i as u32));
         }
         let mut scc_of = vec![NONE; n];
-        let mut cycles = Vec::new();
-        for comp in net.sccs() {
-            if comp.len() > 1 || net.inputs_of(comp[0]).contains(&comp[0]) {
-                for &c in &comp {
-                    scc_of[c as usize] = cycles.len() as u32;
-                }
-                cycles.push(comp);
+        for (s, comp) in cycles.iter().enumerate() {
+            for &c in comp {
+                scc_of[c as usize] = s as u32;
             }
         }
         let ctx = module.make_context();

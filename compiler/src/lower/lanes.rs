@@ -139,13 +139,7 @@ fn closure(net: &Propnet, roots: impl IntoIterator<Item = u32>) -> Vec<bool> {
 /// The gate groups of `sccs` (the network's, in evaluation order) that
 /// `keep` takes.
 fn groups(net: &Propnet, sccs: &[Vec<u32>], keep: impl Fn(u32) -> bool) -> Groups {
-    sccs.iter()
-        .filter(|g| net.kind(g[0]).is_gate() && keep(g[0]))
-        .map(|g| {
-            let cyclic = g.len() > 1 || net.inputs_of(g[0]).contains(&g[0]);
-            (g.clone(), cyclic)
-        })
-        .collect()
+    sccs.iter().filter(|g| net.kind(g[0]).is_gate() && keep(g[0])).map(|g| (g.clone(), net.is_cycle(g))).collect()
 }
 
 /// The largest cyclic group given lane code (gates).

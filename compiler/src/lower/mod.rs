@@ -147,23 +147,25 @@ fn emit_all<M: Module>(
     game_hash: &str,
     cpu: &str,
 ) -> Result<(Vec<cranelift_module::FuncId>, MachineLayout, CodeStats), LowerError> {
+    let cycles: Vec<Vec<Vec<u32>>> = m.engines.iter().map(|n| n.cycles()).collect();
     let layouts: Vec<Layout> = m
         .engines
         .iter()
-        .map(|n| {
-            let (count, largest) = cycles_of(n);
-            Layout::new(n, m.goal_net, count, largest)
+        .zip(&cycles)
+        .map(|(n, c)| {
+            let largest = c.iter().map(|c| c.len()).max().unwrap_or(0);
+            Layout::new(n, m.goal_net, c.len() as u32, largest as u32)
         })
         .collect();
     let (regions, size) = top::regions(&layouts);
     let layout = MachineLayout { regions, engines: layouts.clone(), size };
     let mut fns = Vec::new();
     let mut updates = 0;
-    for (k, (net, l)) in m.engines.iter().zip(&layouts).enumerate() {
+    for (k, ((net, l), c)) in m.engines.iter().zip(&layouts).zip(cycles).enumerate() {
         let image = reset_image(net, l)[..l.stack as usize].to_vec();
         let t = Instant::now();
         module.engine_code(true);
-        let mut e = emit::Emitter::new(module, net, m.goal_net, l, &format!("propel_e{k}"));
+        let mut e = emit::Emitter::new(module, net, m.goal_net, l, c, &format!("propel_e{k}"));
         fns.push(e.emit_engine(image)?);
         e.module.engine_code(false);
         updates += e.edges;
@@ -334,14 +336,6 @@ pub fn initial_bits(net: &Propnet) -> Vec<u64> {
         }
     }
     v
-}
-
-/// Number of cyclic strongly connected components (pending flags), and
-/// the size of the largest.
-fn cycles_of(net: &Propnet) -> (u32, u32) {
-    let cyclic: Vec<usize> =
-        net.sccs().iter().filter(|c| c.len() > 1 || net.inputs_of(c[0]).contains(&c[0])).map(|c| c.len()).collect();
-    (cyclic.len() as u32, cyclic.iter().copied().max().unwrap_or(0) as u32)
 }
 
 /// A C header for a machine library: the functions and the numbers a C

@@ -236,6 +236,17 @@ impl Propnet {
         sccs(&succ)
     }
 
+    /// Whether a strongly connected component (from [`Propnet::sccs`]) is a
+    /// cycle: several components, or one that reads itself.
+    pub fn is_cycle(&self, scc: &[u32]) -> bool {
+        scc.len() > 1 || scc.first().is_some_and(|&c| self.inputs_of(c).contains(&c))
+    }
+
+    /// The strongly connected components that are cycles, dependencies first.
+    pub fn cycles(&self) -> Vec<Vec<u32>> {
+        self.sccs().into_iter().filter(|c| self.is_cycle(c)).collect()
+    }
+
     /// The value of every component for a state (`bases[i]`: base `i`
     /// holds) and joint move (`inputs[j]`: input `j` is played), computed
     /// from scratch: components in dependency order, cycles iterated up
@@ -314,7 +325,7 @@ impl Evaluator {
         let mut order = Vec::with_capacity(net.len());
         let mut groups = Vec::new();
         for comp in net.sccs() {
-            let cyclic = comp.len() > 1 || net.inputs_of(comp[0]).contains(&comp[0]);
+            let cyclic = net.is_cycle(&comp);
             groups.push((order.len() as u32, comp.len() as u32, cyclic));
             order.extend(comp);
         }
