@@ -2,7 +2,9 @@
 # Strength of Propel's MCTS: matches over HTTP (propel match) against a
 # random player, against plain single-threaded UCT, and (opponent
 # `noanalysis`) against the same MCTS player without the start-clock
-# meta-game analysis (a second `propel serve --no-analysis` process), on
+# meta-game analysis (a second `propel serve --no-analysis` process), or
+# (`noheuristics`) with the analysis but without its heuristic node
+# initialisation (`--no-heuristics`), on
 # the bundled games (or the games given), every seating, with win rates and
 # 95% confidence intervals. Not a test: it takes a while (about PLAY x game
 # length x MATCHES x seatings per game).
@@ -34,9 +36,9 @@ for opp in $OPPONENTS; do
     # Enough opponents to fill every other seat; the round robin seats
     # MCTS in every role.
     for ((i = 1; i < (roles > 1 ? roles : 2); i++)); do
-      if [ "$opp" = noanalysis ]; then
-        "$propel" serve --port 0 --host 127.0.0.1 --name noanalysis --no-analysis --threads "$THREADS" \
-          --log-dir "$OUT/noanalysis-logs" > "$OUT/serve.out" 2>/dev/null &
+      if [ "$opp" = noanalysis ] || [ "$opp" = noheuristics ]; then
+        "$propel" serve --port 0 --host 127.0.0.1 --name "$opp" "--no-${opp#no}" --threads "$THREADS" \
+          --log-dir "$OUT/$opp-logs" > "$OUT/serve.out" 2>/dev/null &
         pids+=($!)
         sleep 1
         players+=(--player "$(sed -n 's/^listening on //p' "$OUT/serve.out" | head -1)")

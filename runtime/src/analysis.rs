@@ -5,7 +5,9 @@
 //! correlation with the outcome; latches and goal bounds; independent
 //! factors; and, for puzzles, an iterative-deepening solver.
 
+use crate::heuristic::{self, Evaluator, Model, Term};
 use crate::machine::{MachineError, StateMachine};
+use crate::simulate::Simulator;
 use crate::propnet::{NetState, PropnetMachine};
 use crate::rng::Rng;
 use propel_compiler::propnet::{Kind, Propnet};
@@ -19,8 +21,10 @@ pub struct Heuristic {
     pub name: String,
     /// The role whose outcome it predicts.
     pub role: usize,
-    /// Pearson correlation with that role's final goal: the weight.
+    /// In the role's model: goal points per proposition that holds.
     pub weight: f64,
+    /// Pearson correlation with the role's final goal in the samples.
+    pub correlation: f64,
 }
 
 /// A set of base and input propositions whose next-state and legality
@@ -61,10 +65,23 @@ pub struct Analysis {
     pub greedy_rollouts: bool,
     pub greedy_reason: String,
     pub rollouts_per_request: u32,
-    /// Heuristics kept, strongest first.
+    /// The terms of each role's heuristic model.
     pub heuristics: Vec<Heuristic>,
     /// Candidates tried.
     pub candidates: usize,
+    /// Per role: the model's share of outcome variance explained on
+    /// held-out games (`None`: no model).
+    pub heuristic_r2: Vec<Option<f64>>,
+    /// Per role: the correlation of its mobility with each role's goal
+    /// (reported only: it needs the legal moves of a state).
+    pub mobility: Vec<Vec<f64>>,
+    /// Rollouts a prediction is worth (the least over the roles' models).
+    pub prior_visits: u32,
+    /// States that measured it.
+    pub calibration_states: usize,
+    /// What the search uses to initialise nodes, when the models are worth
+    /// at least one rollout.
+    pub evaluator: Option<Evaluator>,
     pub latches_positive: Vec<String>,
     pub latches_negative: Vec<String>,
     pub constant_bases: usize,
@@ -75,8 +92,14 @@ pub struct Analysis {
     pub puzzle_note: String,
 }
 
-/// Heuristics whose correlation is weaker than this are dropped.
-const MIN_CORRELATION: f64 = 0.15;
+/// Candidates whose correlation is weaker than this are not tried.
+const MIN_CORRELATION: f64 = 0.1;
+/// At most this many terms per role's model.
+const MAX_TERMS: usize = 16;
+/// A model explaining less of the held-out outcomes is dropped.
+const MIN_R2: f64 = 0.02;
+/// At most this many held-out states measure what a prediction is worth.
+const MAX_CALIBRATION: usize = 400;
 /// At most this many sampled states feed the correlations.
 const MAX_SAMPLES: usize = 20_000;
 /// At most this many base-proposition groups are tried.
@@ -261,7 +284,7 @@ pub fn analyse(
     let mut rng = Rng::new(seed);
 
     // Random games: lengths, branching, goals, and sampled states' features.
-    let sample_budget = budget.mul_f64(0.6);
+    let sample_budget = budget.mul_f64(0.55);
     let mut lengths: FxHashMap<u32, u32> = FxHashMap::default();
     let mut legal_sum = vec![0u64; nr];
     let mut states = 0u64;
@@ -272,12 +295,17 @@ pub fn analyse(
     let mut moves = Vec::new();
     let mut joint = Vec::with_capacity(nr);
     let mut game_feats: Vec<Vec<f64>> = Vec::new();
+    let mut game_states: Vec<NetState> = Vec::new();
+    // Which game each sample came from, and held-out states kept whole.
+    let mut sample_game: Vec<u32> = Vec::new();
+    let mut calib: Vec<NetState> = Vec::new();
     let s0 = m.initial_state()?;
     let t_games = Instant::now();
     while t_games.elapsed() < sample_budget && a.games < 100_000 {
         let mut s = s0.clone();
         let mut len = 0u32;
         game_feats.clear();
+        game_states.clear();
         let keep_every = 1 + (a.games as u64 * 50 / MAX_SAMPLES as u64) as u32;
         while !m.is_terminal(&s)? {
             joint.clear();
@@ -303,6 +331,7 @@ pub fn analyse(
                     .collect();
                 f.extend(mobility);
                 game_feats.push(f);
+                game_states.push(s.clone());
             }
             s = m.next_state(&s, &joint)?;
             len += 1;
@@ -316,6 +345,14 @@ pub fn analyse(
         // random game's outcome and would drown what later states say.
         let half = game_feats.len() / 2;
         game_feats.drain(..half);
+        game_states.drain(..half);
+        sample_game.extend(std::iter::repeat_n(a.games as u32 - 1, game_feats.len()));
+        if (a.games - 1) % 4 == 0 && calib.len() < MAX_CALIBRATION {
+            // One state per held-out game, from its second half.
+            if let Some(st) = game_states.get(rng.below(game_states.len().max(1))) {
+                calib.push(st.clone());
+            }
+        }
         for r in 0..nr {
             let g = m.goal(&s, r)?.score();
             *goal_counts[r].entry(g).or_default() += 1;
@@ -341,20 +378,86 @@ pub fn analyse(
         })
         .collect();
 
-    // Heuristics: each candidate against each role's outcome.
+    // Heuristics: a linear model per role over the group counts that
+    // correlate with its outcome, fitted on three games in four and judged
+    // on the fourth (states of one game are alike: the split is by game).
     a.candidates = nfeat;
-    let names: Vec<String> =
-        groups.iter().map(|(n, _)| n.clone()).chain(roles.iter().map(|r| format!("mobility {r}"))).collect();
-    for (fi, name) in names.iter().enumerate() {
-        let xs: Vec<f64> = features.iter().map(|f| f[fi]).collect();
-        for (r, ys) in outcomes.iter().enumerate() {
-            if let Some(c) = pearson(&xs, ys).filter(|c| c.abs() >= MIN_CORRELATION) {
-                a.heuristics.push(Heuristic { name: name.clone(), role: r, weight: c });
-            }
+    let test_game = |i: usize| sample_game[i] % 4 == 0;
+    let mut models: Vec<Option<Model>> = vec![None; nr];
+    for r in 0..nr {
+        let ys = &outcomes[r];
+        let mut cands: Vec<(usize, f64)> = (0..groups.len())
+            .filter_map(|g| {
+                let xs: Vec<f64> = features.iter().map(|f| f[g]).collect();
+                pearson(&xs, ys).filter(|c| c.abs() >= MIN_CORRELATION).map(|c| (g, c))
+            })
+            .collect();
+        cands.sort_by(|x, y| y.1.abs().total_cmp(&x.1.abs()));
+        cands.truncate(MAX_TERMS);
+        let cols: Vec<usize> = cands.iter().map(|c| c.0).collect();
+        if cols.is_empty() {
+            continue;
+        }
+        let Some((b, w)) = heuristic::fit(&features, ys, &cols, &|i| !test_game(i)) else { continue };
+        let pred = |i: usize| b + cols.iter().zip(&w).map(|(&c, w)| w * features[i][c]).sum::<f64>();
+        let r2 = heuristic::r_squared(ys, &pred, &test_game);
+        tracing::debug!("heuristic model for {}: {} terms, held-out R² {r2:?}", roles[r], cols.len());
+        let Some(r2) = r2.filter(|&r2| r2 >= MIN_R2) else { continue };
+        // Judged; now fitted on every game.
+        let Some((b, w)) = heuristic::fit(&features, ys, &cols, &|_| true) else { continue };
+        let terms = cands
+            .iter()
+            .zip(w)
+            .map(|(&(g, c), w)| Term {
+                name: groups[g].0.clone(),
+                bases: groups[g].1.iter().map(|&i| i as u32).collect(),
+                weight: w,
+                correlation: c,
+            })
+            .collect();
+        models[r] = Some(Model { intercept: b, terms, r2 });
+    }
+    for (r, m) in models.iter().enumerate() {
+        for t in m.iter().flat_map(|m| &m.terms) {
+            a.heuristics.push(Heuristic { name: t.name.clone(), role: r, weight: t.weight, correlation: t.correlation });
         }
     }
-    a.heuristics.sort_by(|x, y| y.weight.abs().total_cmp(&x.weight.abs()));
-    a.heuristics.truncate(20);
+    a.heuristic_r2 = models.iter().map(|m| m.as_ref().map(|m| m.r2)).collect();
+    a.mobility = (0..nr)
+        .map(|r| {
+            let xs: Vec<f64> = features.iter().map(|f| f[groups.len() + r]).collect();
+            (0..nr).map(|o| pearson(&xs, &outcomes[o]).unwrap_or(0.0)).collect()
+        })
+        .collect();
+
+    // What a prediction is worth in rollouts: two rollouts from each of
+    // the held-out states kept (see `heuristic::prior_visits`).
+    if models.iter().any(Option::is_some) {
+        let t = Instant::now();
+        let calib_budget = budget.mul_f64(0.15);
+        let mut pairs: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new(); nr];
+        let (mut g1, mut g2) = (vec![0.0; nr], vec![0.0; nr]);
+        for s in &calib {
+            if t.elapsed() > calib_budget {
+                break;
+            }
+            m.rollout(s, &mut rng, &mut g1)?;
+            m.rollout(s, &mut rng, &mut g2)?;
+            for (r, model) in models.iter().enumerate() {
+                if let Some(model) = model {
+                    pairs[r].push((model.predict(s.bits()), g1[r], g2[r]));
+                }
+            }
+        }
+        let worth: Vec<f64> =
+            pairs.iter().zip(&models).filter(|(_, m)| m.is_some()).map(|(p, _)| heuristic::prior_visits(p)).collect();
+        let k = worth.iter().copied().fold(f64::INFINITY, f64::min);
+        a.prior_visits = if k.is_finite() { k.round() as u32 } else { 0 };
+        a.calibration_states = pairs.iter().map(Vec::len).max().unwrap_or(0);
+        if a.prior_visits > 0 {
+            a.evaluator = Some(Evaluator { models, prior_visits: a.prior_visits });
+        }
+    }
 
     // Tuning. UCB's exploration term should scale with the spread of the
     // rewards (as UCB1-Tuned does): 0.7 suits a fair win/loss game, whose

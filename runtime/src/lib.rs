@@ -6,6 +6,7 @@
 pub mod analysis;
 pub mod aot;
 pub mod build;
+pub mod heuristic;
 pub mod lanes;
 pub mod machine;
 pub mod mcts;

@@ -53,6 +53,13 @@ where
         h.finish()
     }
 
+    /// The state's base propositions as bits, in the order of the playout
+    /// network's bases (what heuristic evaluators read); `None` for
+    /// machines whose states are not such bitsets.
+    fn base_bits<'a>(&self, _s: &'a Self::State) -> Option<&'a [u64]> {
+        None
+    }
+
     /// Whether a state made by one instance means the same to its clones.
     fn portable_states(&self) -> bool {
         true
@@ -87,9 +94,18 @@ where
     Ok(done)
 }
 
-impl Simulator for PropnetMachine {}
+impl Simulator for PropnetMachine {
+    fn base_bits<'a>(&self, s: &'a NetState) -> Option<&'a [u64]> {
+        Some(s.bits())
+    }
+}
 
 impl Simulator for NativeMachine {
+    /// The generated code keeps the bases in the network's order.
+    fn base_bits<'a>(&self, s: &'a NetState) -> Option<&'a [u64]> {
+        Some(s.bits())
+    }
+
     fn rollout(&mut self, s: &NetState, rng: &mut Rng, goals: &mut [f64]) -> Result<u32, MachineError> {
         let mut g = Vec::with_capacity(goals.len());
         let n = self.native_playout(s, rng.next_u64(), crate::playout::MAX_PLAYOUT_STEPS as u32, &mut g)?;

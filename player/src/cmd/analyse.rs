@@ -52,8 +52,17 @@ pub fn run(a: Args) -> Result<ExitCode> {
         "rollouts_per_request": an.rollouts_per_request,
         "heuristic_candidates": an.candidates,
         "heuristics": an.heuristics.iter()
-            .map(|h| json!({"name": h.name, "role": an.roles[h.role], "weight": h.weight}))
+            .map(|h| json!({"name": h.name, "role": an.roles[h.role], "weight": h.weight, "correlation": h.correlation}))
             .collect::<Vec<_>>(),
+        "heuristic_r2": an.roles.iter().zip(&an.heuristic_r2)
+            .map(|(r, x)| (r.clone(), json!(x)))
+            .collect::<Map<String, Value>>(),
+        "prior_visits": an.prior_visits,
+        "calibration_states": an.calibration_states,
+        "heuristics_used": an.evaluator.is_some(),
+        "mobility_correlation": an.roles.iter().zip(&an.mobility)
+            .map(|(r, c)| (r.clone(), Value::Object(by_role(c))))
+            .collect::<Map<String, Value>>(),
         "latches": {"positive": an.latches_positive, "negative": an.latches_negative, "constant": an.constant_bases},
         "goal_bounds": an.roles.iter().zip(&an.goal_bounds)
             .map(|(r, &(lo, hi))| (r.clone(), json!([lo, hi])))
@@ -86,9 +95,27 @@ pub fn run(a: Args) -> Result<ExitCode> {
     println!("exploration: {:.2} ({})", an.exploration, an.exploration_reason);
     println!("greedy rollouts: {} ({})", an.greedy_rollouts, an.greedy_reason);
     println!("rollouts per request (start): {}", an.rollouts_per_request);
-    println!("heuristics kept: {} of {} candidates", an.heuristics.len(), an.candidates * an.roles.len());
-    for h in &an.heuristics {
-        println!("  {:+.2}  {} (for {})", h.weight, h.name, an.roles[h.role]);
+    println!("heuristic candidates: {} per role", an.candidates - an.roles.len());
+    for (r, r2) in an.roles.iter().zip(&an.heuristic_r2) {
+        match r2 {
+            Some(r2) => println!("model for {r}: explains {:.1}% of held-out outcomes", 100.0 * r2),
+            None => println!("model for {r}: none (no candidate predicted the outcome)"),
+        }
+        for h in an.heuristics.iter().filter(|h| &an.roles[h.role] == r) {
+            println!("  {:+7.2} goal points per {}  (correlation {:+.2})", h.weight, h.name, h.correlation);
+        }
+    }
+    if an.heuristic_r2.iter().any(Option::is_some) {
+        println!(
+            "a prediction is worth {} rollouts (measured on {} held-out states): {}",
+            an.prior_visits,
+            an.calibration_states,
+            if an.evaluator.is_some() { "new nodes start with that many visits at it" } else { "not used in search" }
+        );
+    }
+    for (r, c) in an.roles.iter().zip(&an.mobility) {
+        let parts: Vec<String> = an.roles.iter().zip(c).map(|(o, x)| format!("{x:+.2} with {o}'s goal")).collect();
+        println!("mobility of {r}: {} (reported only)", parts.join(", "));
     }
     println!(
         "latches: {} once-true, {} once-false, {} constant bases",

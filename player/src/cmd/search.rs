@@ -76,6 +76,7 @@ where
         seed: a.seed,
         greedy: a.greedy,
         batch: a.batch,
+        heuristic: None,
     };
     let mut search = Search::new(m, s0, cfg)?;
     let deadline = Instant::now() + Duration::from_secs_f64(a.seconds.max(0.0));

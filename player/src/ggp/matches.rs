@@ -46,6 +46,8 @@ pub struct PlayerConfig {
     pub machines: Vec<MachineKind>,
     /// Run the meta-game analysis during the start clock and use it.
     pub analysis: bool,
+    /// Initialise new nodes from the analysis's heuristic evaluator.
+    pub heuristics: bool,
     pub seed: u64,
 }
 
@@ -497,12 +499,16 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
                     if let Strategy::Mcts(c) = &mut strategy {
                         c.exploration = a.exploration;
                         c.greedy = a.greedy_rollouts;
+                        if cfg.heuristics {
+                            c.heuristic = a.evaluator.clone().map(Arc::new);
+                        }
                     }
                     let summary = json!({
                         "games": a.games, "avg_length": a.avg_length, "branching": a.branching,
                         "simultaneous": a.simultaneous, "playouts_per_s": a.playouts_per_s,
                         "exploration": a.exploration, "greedy_rollouts": a.greedy_rollouts,
-                        "heuristics": a.heuristics.len(),
+                        "heuristics": a.heuristics.len(), "prior_visits": a.prior_visits,
+                        "heuristics_used": cfg.heuristics && a.evaluator.is_some(),
                         "factors": a.factors.len(), "puzzle": a.puzzle_note,
                     });
                     let _ = out.send(Built::Analysis(summary));

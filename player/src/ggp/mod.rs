@@ -39,6 +39,9 @@ pub struct PlayerArgs {
     /// Skip the meta-game analysis during the start clock.
     #[arg(long)]
     pub no_analysis: bool,
+    /// Run the analysis but leave its heuristics out of the search.
+    #[arg(long)]
+    pub no_heuristics: bool,
 }
 
 impl PlayerArgs {
@@ -54,6 +57,7 @@ impl PlayerArgs {
                 seed: self.seed,
                 greedy: false,
                 batch: false,
+                heuristic: None,
             }),
             "uct" => Strategy::Uct,
             "random" => Strategy::Random,
@@ -72,6 +76,7 @@ impl PlayerArgs {
             log_dir,
             machines: self.machines.clone(),
             analysis: !self.no_analysis,
+            heuristics: !self.no_heuristics,
             seed: self.seed,
         })
     }

@@ -12,11 +12,13 @@
 //! edge to it, and every pending rollout path through it, goes stale
 //! instead of dangling.
 
+use crate::heuristic::Evaluator;
 use crate::machine::MachineError;
 use crate::rng::Rng;
 use crate::simulate::Simulator;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
+use std::sync::Arc;
 
 /// A reference to a node that knows which life of the slot it means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,6 +104,7 @@ where
     exploration: f64,
     live: usize,
     scratch: Vec<M::Move>,
+    heuristic: Option<Arc<Evaluator>>,
 }
 
 impl<M: Simulator> Graph<M>
@@ -122,9 +125,25 @@ where
             exploration,
             live: 0,
             scratch: Vec::new(),
+            heuristic: None,
         };
         g.root = g.node_for(m, root)?;
         Ok(g)
+    }
+
+    /// New nodes start with the evaluator's prediction (see [`Evaluator`]).
+    pub fn set_heuristic(&mut self, h: Option<Arc<Evaluator>>) {
+        self.heuristic = h.filter(|h| h.prior_visits > 0);
+    }
+
+    /// Each role's predicted value of `child` (NaN where there is none).
+    fn predict(&self, m: &M, child: NodeRef) -> Option<SmallVec<[f64; 4]>> {
+        let h = self.heuristic.as_ref()?;
+        let c = self.get(child).filter(|c| !c.terminal && !c.solved)?;
+        let bits = m.base_bits(c.state.as_ref()?)?;
+        let mut v = SmallVec::from_elem(f64::NAN, self.roles);
+        h.evaluate(bits, &mut v);
+        Some(v)
     }
 
     pub fn live_nodes(&self) -> usize {
@@ -355,6 +374,8 @@ where
                         moves.iter().enumerate().map(|(r, &mv)| n.roles[r].moves[mv as usize]).collect();
                     let next = m.next_state(&state, &jm)?;
                     let child = self.node_for(m, next)?;
+                    let prior = self.predict(m, child);
+                    let prior_visits = self.heuristic.as_ref().map_or(0, |h| h.prior_visits);
                     // The parent may have been recycled while making the
                     // child (pool full): then the path is stale; start over.
                     let Some(n) = self.nodes.get_mut(cur.idx as usize).filter(|n| n.live && n.gen == cur.gen) else {
@@ -365,6 +386,15 @@ where
                         n.children[at].1 = child;
                     } else {
                         n.children.insert(at, (joint, child));
+                    }
+                    // Heuristic initialisation: the moves into a new child
+                    // count `prior_visits` visits at its predicted value.
+                    for (role, v) in prior.iter().flatten().enumerate() {
+                        let rm = &mut n.roles[role];
+                        if v.is_finite() && rm.moves.len() > 1 {
+                            rm.visits[moves[role] as usize] += prior_visits;
+                            rm.sums[moves[role] as usize] += prior_visits as f64 * v;
+                        }
                     }
                     let cn = &mut self.nodes[child.idx as usize];
                     cn.touched = it;

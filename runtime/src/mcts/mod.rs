@@ -18,12 +18,14 @@ pub mod uct;
 
 pub use graph::{Graph, Leaf, NodeRef, Step};
 
+use crate::heuristic::Evaluator;
 use crate::machine::MachineError;
 use crate::rng::Rng;
 use crate::simulate::Simulator;
 use crossbeam_queue::ArrayQueue;
 use smallvec::SmallVec;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How the threads are used.
@@ -66,6 +68,9 @@ pub struct Config {
     /// the rollouts per second, but fewer iterations; off by default until
     /// matches show it plays better.
     pub batch: bool,
+    /// A learnt state evaluator (from the meta-game analysis): each new
+    /// node starts with `prior_visits` virtual visits at its prediction.
+    pub heuristic: Option<Arc<Evaluator>>,
 }
 
 impl Default for Config {
@@ -79,6 +84,7 @@ impl Default for Config {
             seed: 1,
             greedy: false,
             batch: false,
+            heuristic: None,
         }
     }
 }
@@ -181,7 +187,8 @@ where
     M::Move: Send + Sync,
 {
     pub fn new(mut machine: M, root: M::State, config: Config) -> Result<Self, MachineError> {
-        let graph = Graph::new(&mut machine, root, config.pool, config.exploration, config.seed)?;
+        let mut graph = Graph::new(&mut machine, root, config.pool, config.exploration, config.seed)?;
+        graph.set_heuristic(config.heuristic.clone());
         let seeds = Rng::new(config.seed ^ 0x5eed);
         let per_request = if config.batch { machine.preferred_batch() } else { 1 };
         Ok(Search { graph, machine, config, per_request, seeds })
