@@ -107,7 +107,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     if an.heuristic_r2.iter().any(Option::is_some) {
         println!(
-            "a prediction is worth {} rollouts (measured on {} held-out states): {}",
+            "a prediction is worth {} rollouts (measured on {} held-out states, scaled by the share explained): {}",
             an.prior_visits,
             an.calibration_states,
             if an.evaluator.is_some() { "new nodes start with that many visits at it" } else { "not used in search" }

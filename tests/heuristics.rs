@@ -1,0 +1,82 @@
+//! Heuristic node initialisation: a learnt evaluator steers the search's
+//! first visits, and the analysis learns a model where material decides
+//! (a corpus checkers game, when the corpus is there).
+
+use propel_runtime::analysis::analyse;
+use propel_runtime::build::{prepare, PropnetOptions};
+use propel_runtime::heuristic::{Evaluator, Model, Term};
+use propel_runtime::mcts::{Graph, Leaf};
+use propel_runtime::StateMachine;
+use propel_tests::{corpus_dir, root};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Tic-tac-toe with an evaluator that loves x in the corner (1 1): with
+/// every rollout worth the same, the prior alone decides where visits go.
+fn root_visits(with_heuristic: bool) -> Vec<(String, u32)> {
+    let game = Arc::new(propel_compiler::load_file(&root().join("games/tictactoe.kif")).unwrap());
+    let p = prepare(&game, &PropnetOptions::default()).unwrap();
+    let corner = p.net().bases.iter().position(|b| b.name == "(cell 1 1 x)").expect("a base (cell 1 1 x)") as u32;
+    let model = Model {
+        intercept: 0.0,
+        terms: vec![Term { name: "x in (1 1)".into(), bases: vec![corner], weight: 100.0, correlation: 1.0 }],
+        r2: 1.0,
+    };
+    let mut m = p.propnet();
+    let s0 = m.initial_state().unwrap();
+    let mut g = Graph::new(&mut m, s0, 10_000, 0.7, 3).unwrap();
+    if with_heuristic {
+        g.set_heuristic(Some(Arc::new(Evaluator { models: vec![Some(model), None], prior_visits: 20 })));
+    }
+    let mut path = Vec::new();
+    for _ in 0..60 {
+        match g.select(&mut m, &mut path).unwrap() {
+            Leaf::Known(v) => g.backprop(&path, &v),
+            Leaf::Rollout(_) => g.backprop(&path, &[0.5, 0.5]),
+        }
+    }
+    let (moves, visits, _) = g.root_stats(0).unwrap();
+    moves.into_iter().map(|mv| m.move_kif(mv)).zip(visits).collect()
+}
+
+#[test]
+fn prior_visits_steer_the_search() {
+    let with = root_visits(true);
+    let best = with.iter().max_by_key(|x| x.1).unwrap();
+    assert_eq!(best.0, "(mark 1 1)", "{with:?}");
+    // Beyond its 20 prior visits, more real visits than any two others.
+    let others = with.iter().filter(|x| x.0 != best.0).map(|x| x.1).max().unwrap();
+    assert!(best.1 - 20 > 2 * others, "{with:?}");
+    // Without it, equal rollouts spread the visits evenly.
+    let without = root_visits(false);
+    let (lo, hi) = (without.iter().map(|x| x.1).min().unwrap(), without.iter().map(|x| x.1).max().unwrap());
+    assert!(hi - lo <= 2, "{without:?}");
+}
+
+#[test]
+fn analysis_learns_material_in_checkers() {
+    let Some(dir) = corpus_dir() else {
+        eprintln!("skipped: ../shared/games is not here");
+        return;
+    };
+    let game = Arc::new(propel_compiler::load_file(&dir.join("base/checkersSmall.v1.kif")).unwrap());
+    let p = prepare(&game, &PropnetOptions::default()).unwrap();
+    let a = analyse(p.net(), p.goal_net(), &p.propnet(), Duration::from_secs(4), 1).unwrap();
+    for (r, r2) in a.roles.iter().zip(&a.heuristic_r2) {
+        let r2 = r2.unwrap_or_else(|| panic!("no model for {r} ({} random games)", a.games));
+        assert!(r2 > 0.2, "{r}: held-out R² {r2}");
+    }
+    // What says most is material: a count of one kind of piece anywhere,
+    // counting the same for one side as against the other.
+    let top = |role: &str| {
+        a.heuristics
+            .iter()
+            .filter(|h| a.roles[h.role] == role)
+            .max_by(|x, y| x.correlation.abs().total_cmp(&y.correlation.abs()))
+            .unwrap_or_else(|| panic!("no terms for {role}"))
+    };
+    let (red, black) = (top("red"), top("black"));
+    assert!(red.name.starts_with("count (cell _ _ "), "{red:?}");
+    assert_eq!(red.name, black.name);
+    assert!(red.weight * black.weight < 0.0, "{red:?} {black:?}");
+}
