@@ -11,7 +11,7 @@ use crate::simulate::Simulator;
 use crate::propnet::{NetState, PropnetMachine};
 use crate::rng::Rng;
 use propel_compiler::propnet::{Kind, Propnet};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::time::{Duration, Instant};
 
 /// A candidate heuristic and what the samples said of it.
@@ -33,6 +33,8 @@ pub struct Heuristic {
 pub struct Factor {
     pub bases: usize,
     pub inputs: usize,
+    /// Its inputs (move ids).
+    pub moves: Vec<u32>,
     /// A few of its input (move) names.
     pub sample_moves: Vec<String>,
 }
@@ -90,6 +92,8 @@ pub struct Analysis {
     pub factors: Vec<Factor>,
     pub puzzle: Option<Solution>,
     pub puzzle_note: String,
+    /// States the puzzle solver expanded.
+    pub puzzle_nodes: u64,
 }
 
 /// Candidates whose correlation is weaker than this are not tried.
@@ -213,12 +217,13 @@ fn factors(net: &Propnet) -> Vec<Factor> {
     let mut by_root: FxHashMap<u32, Factor> = FxHashMap::default();
     for b in &net.bases {
         let r = find(&mut parent, b.comp);
-        by_root.entry(r).or_insert(Factor { bases: 0, inputs: 0, sample_moves: Vec::new() }).bases += 1;
+        by_root.entry(r).or_insert(Factor { bases: 0, inputs: 0, moves: Vec::new(), sample_moves: Vec::new() }).bases += 1;
     }
-    for i in &net.inputs {
+    for (k, i) in net.inputs.iter().enumerate() {
         let r = find(&mut parent, i.comp);
-        let f = by_root.entry(r).or_insert(Factor { bases: 0, inputs: 0, sample_moves: Vec::new() });
+        let f = by_root.entry(r).or_insert(Factor { bases: 0, inputs: 0, moves: Vec::new(), sample_moves: Vec::new() });
         f.inputs += 1;
+        f.moves.push(k as u32);
         if f.sample_moves.len() < 3 {
             f.sample_moves.push(i.name.clone());
         }
@@ -233,36 +238,45 @@ fn factors(net: &Propnet) -> Vec<Factor> {
     out
 }
 
-/// Depth-first search to `depth` for a line reaching goal 100 (one role).
-fn solve(
-    m: &mut PropnetMachine,
-    s: &NetState,
-    depth: u32,
-    line: &mut Vec<u32>,
+/// Depth-first search for a line reaching goal 100 (one role), on the
+/// moves `allowed` lets through (all when `None`).
+struct Solver<'a> {
+    m: &'a mut PropnetMachine,
     deadline: Instant,
-) -> Result<Option<bool>, MachineError> {
-    if m.is_terminal(s)? {
-        return Ok(Some(m.goal(s, 0)?.score() == 100));
-    }
-    if depth == 0 {
-        return Ok(Some(false));
-    }
-    if Instant::now() > deadline {
-        return Ok(None);
-    }
-    let mut moves = Vec::new();
-    m.legal_moves(s, 0, &mut moves)?;
-    for mv in moves {
-        let next = m.next_state(s, &[mv])?;
-        line.push(mv);
-        match solve(m, &next, depth - 1, line, deadline)? {
-            Some(true) => return Ok(Some(true)),
-            None => return Ok(None),
-            Some(false) => {}
+    allowed: Option<Vec<bool>>,
+    /// States expanded, over every search of this solver.
+    nodes: u64,
+}
+
+impl Solver<'_> {
+    fn solve(&mut self, s: &NetState, depth: u32, line: &mut Vec<u32>) -> Result<Option<bool>, MachineError> {
+        if self.m.is_terminal(s)? {
+            return Ok(Some(self.m.goal(s, 0)?.score() == 100));
         }
-        line.pop();
+        if depth == 0 {
+            return Ok(Some(false));
+        }
+        if Instant::now() > self.deadline {
+            return Ok(None);
+        }
+        self.nodes += 1;
+        let mut moves = Vec::new();
+        self.m.legal_moves(s, 0, &mut moves)?;
+        if let Some(allowed) = &self.allowed {
+            moves.retain(|&mv| allowed.get(mv as usize).copied().unwrap_or(true));
+        }
+        for mv in moves {
+            let next = self.m.next_state(s, &[mv])?;
+            line.push(mv);
+            match self.solve(&next, depth - 1, line)? {
+                Some(true) => return Ok(Some(true)),
+                None => return Ok(None),
+                Some(false) => {}
+            }
+            line.pop();
+        }
+        Ok(Some(false))
     }
-    Ok(Some(false))
 }
 
 /// Analyses a game on its interpreted propnet `m` built from `net` (the
@@ -274,6 +288,7 @@ pub fn analyse(
     m: &PropnetMachine,
     budget: Duration,
     seed: u64,
+    use_factors: bool,
 ) -> Result<Analysis, MachineError> {
     let start = Instant::now();
     let mut m = m.clone();
@@ -567,29 +582,45 @@ pub fn analyse(
 
     a.factors = factors(net);
 
-    // Puzzles: iterative deepening while the budget lasts.
+    // Puzzles: iterative deepening while the budget lasts. With factors,
+    // first on each factor's moves alone (and the moves of no factor): a
+    // line found there is a line of the whole game, found in the factor's
+    // search space instead of the product of all of them.
     if nr == 1 {
-        let deadline = start + budget;
-        let mut line = Vec::new();
-        let mut depth = 1;
-        a.puzzle_note = "not solved within the budget".into();
-        loop {
-            line.clear();
-            match solve(&mut m, &s0, depth, &mut line, deadline)? {
-                Some(true) => {
-                    let moves = line.iter().map(|&mv| m.move_kif(mv)).collect();
-                    a.puzzle = Some(Solution { goal: 100, moves });
-                    a.puzzle_note = format!("solved at depth {depth}");
-                    break;
-                }
-                Some(false) if depth as f64 > a.length_histogram.last().map_or(0.0, |x| x.0 as f64) + 1.0 => {
-                    a.puzzle_note = format!("no line to goal 100 within {depth} moves");
-                    break;
-                }
-                Some(false) => depth += 1,
-                None => break,
+        let longest = a.length_histogram.last().map_or(0, |x| x.0) + 1;
+        let mut searches: Vec<(String, Option<Vec<bool>>)> = Vec::new();
+        if use_factors {
+            let in_some: FxHashSet<u32> = a.factors.iter().flat_map(|f| f.moves.iter().copied()).collect();
+            for (k, f) in a.factors.iter().enumerate() {
+                let mine: FxHashSet<u32> = f.moves.iter().copied().collect();
+                let allowed = (0..net.inputs.len() as u32).map(|mv| mine.contains(&mv) || !in_some.contains(&mv)).collect();
+                searches.push((format!("on factor {} alone", k + 1), Some(allowed)));
             }
         }
+        searches.push(("on the whole game".into(), None));
+        let mut solver = Solver { m: &mut m, deadline: start + budget, allowed: None, nodes: 0 };
+        a.puzzle_note = "not solved within the budget".into();
+        let mut line = Vec::new();
+        'searches: for (what, allowed) in searches {
+            solver.allowed = allowed;
+            for depth in 1..=longest {
+                line.clear();
+                match solver.solve(&s0, depth, &mut line)? {
+                    Some(true) => {
+                        let moves = line.iter().map(|&mv| solver.m.move_kif(mv)).collect();
+                        a.puzzle = Some(Solution { goal: 100, moves });
+                        a.puzzle_note = format!("solved {what} at depth {depth}");
+                        break 'searches;
+                    }
+                    Some(false) if depth == longest && solver.allowed.is_none() => {
+                        a.puzzle_note = format!("no line to goal 100 within {depth} moves");
+                    }
+                    Some(false) => {}
+                    None => break 'searches,
+                }
+            }
+        }
+        a.puzzle_nodes = solver.nodes;
     }
     a.seconds = start.elapsed().as_secs_f64();
     Ok(a)

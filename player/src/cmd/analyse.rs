@@ -22,6 +22,9 @@ pub struct Args {
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
+    /// Do not solve puzzles factor by factor (to compare the nodes needed).
+    #[arg(long)]
+    no_factors: bool,
     #[command(flatten)]
     machine: MachineArgs,
 }
@@ -30,7 +33,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let game = load_game(&a.game)?;
     let opts = PropnetOptions { limits: a.machine.limits(), passes: a.machine.passes()? };
     let p = prepare(&game, &opts)?;
-    let an = analyse(p.net(), p.goal_net(), &p.propnet(), Duration::from_secs_f64(a.seconds.max(0.1)), a.seed)?;
+    let an = analyse(p.net(), p.goal_net(), &p.propnet(), Duration::from_secs_f64(a.seconds.max(0.1)), a.seed, !a.no_factors)?;
     let by_role =
         |v: &[f64]| -> Map<String, Value> { an.roles.iter().cloned().zip(v.iter().map(|&x| json!(x))).collect() };
     let out = json!({
@@ -72,6 +75,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             .collect::<Vec<_>>(),
         "puzzle": an.puzzle.as_ref().map(|s| json!({"goal": s.goal, "moves": s.moves})),
         "puzzle_note": an.puzzle_note,
+        "puzzle_nodes": an.puzzle_nodes,
     });
     if a.json {
         println!("{out}");
@@ -135,8 +139,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     if an.roles.len() == 1 {
         match &an.puzzle {
-            Some(s) => println!("puzzle: {} ({} moves: {})", an.puzzle_note, s.moves.len(), s.moves.join(" ")),
-            None => println!("puzzle: {}", an.puzzle_note),
+            Some(s) => println!(
+                "puzzle: {} ({} moves: {}; {} states expanded)",
+                an.puzzle_note,
+                s.moves.len(),
+                s.moves.join(" "),
+                an.puzzle_nodes
+            ),
+            None => println!("puzzle: {} ({} states expanded)", an.puzzle_note, an.puzzle_nodes),
         }
     }
     Ok(ExitCode::SUCCESS)

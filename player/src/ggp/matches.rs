@@ -485,7 +485,7 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
         if cfg.analysis {
             // A quarter of the start clock at most: the rest is for search.
             let budget = Duration::from_secs_f64((0.25 * start_clock).clamp(0.1, 10.0));
-            match analyse(prepared.net(), prepared.goal_net(), &prepared.propnet(), budget, cfg.seed) {
+            match analyse(prepared.net(), prepared.goal_net(), &prepared.propnet(), budget, cfg.seed, true) {
                 Ok(a) => {
                     info!(
                         "analysis: {} games, mean length {:.1}, exploration {:.2}, greedy rollouts {}, {} heuristics, {} factors",

@@ -1,6 +1,7 @@
-//! Heuristic node initialisation: a learnt evaluator steers the search's
-//! first visits, and the analysis learns a model where material decides
-//! (a corpus checkers game, when the corpus is there).
+//! The meta-game analysis: a learnt evaluator steers the search's first
+//! visits; and, on corpus games when the corpus is there, the analysis
+//! learns a material model in checkers and solves a factored puzzle on one
+//! factor alone.
 
 use propel_runtime::analysis::analyse;
 use propel_runtime::build::{prepare, PropnetOptions};
@@ -61,7 +62,7 @@ fn analysis_learns_material_in_checkers() {
     };
     let game = Arc::new(propel_compiler::load_file(&dir.join("base/checkersSmall.v1.kif")).unwrap());
     let p = prepare(&game, &PropnetOptions::default()).unwrap();
-    let a = analyse(p.net(), p.goal_net(), &p.propnet(), Duration::from_secs(4), 1).unwrap();
+    let a = analyse(p.net(), p.goal_net(), &p.propnet(), Duration::from_secs(4), 1, true).unwrap();
     for (r, r2) in a.roles.iter().zip(&a.heuristic_r2) {
         let r2 = r2.unwrap_or_else(|| panic!("no model for {r} ({} random games)", a.games));
         assert!(r2 > 0.2, "{r}: held-out R² {r2}");
@@ -79,4 +80,31 @@ fn analysis_learns_material_in_checkers() {
     assert!(red.name.starts_with("count (cell _ _ "), "{red:?}");
     assert_eq!(red.name, black.name);
     assert!(red.weight * black.weight < 0.0, "{red:?} {black:?}");
+}
+
+/// A puzzle of nine independent button-and-light boards, one of which
+/// decides the goal: solved on that board alone, and the line reaches goal
+/// 100 on the prover too.
+#[test]
+fn factored_puzzle_is_solved_and_the_line_checks_out() {
+    let Some(dir) = corpus_dir() else {
+        eprintln!("skipped: ../shared/games is not here");
+        return;
+    };
+    let game = Arc::new(propel_compiler::load_file(&dir.join("stanford-gamemaster/bestbuttonsandlights.kif")).unwrap());
+    let p = prepare(&game, &PropnetOptions::default()).unwrap();
+    let a = analyse(p.net(), p.goal_net(), &p.propnet(), Duration::from_secs(2), 1, true).unwrap();
+    assert_eq!(a.factors.len(), 9, "{:?}", a.factors);
+    let sol = a.puzzle.as_ref().unwrap_or_else(|| panic!("not solved: {}", a.puzzle_note));
+    assert!(a.puzzle_note.contains("factor"), "{}", a.puzzle_note);
+    let mut prover = propel_runtime::Prover::new(game.clone()).unwrap();
+    let mut s = prover.initial_state().unwrap();
+    let mut legal = Vec::new();
+    for mv in &sol.moves {
+        prover.legal_moves(&s, 0, &mut legal).unwrap();
+        let m = *legal.iter().find(|&&l| prover.move_kif(l) == *mv).unwrap_or_else(|| panic!("{mv} not legal"));
+        s = prover.next_state(&s, &[m]).unwrap();
+    }
+    assert!(prover.is_terminal(&s).unwrap());
+    assert_eq!(prover.goal(&s, 0).unwrap().score(), 100);
 }
