@@ -4,7 +4,8 @@
 # `noanalysis`) against the same MCTS player without the start-clock
 # meta-game analysis (a second `propel serve --no-analysis` process), or
 # (`noheuristics`) with the analysis but without its heuristic node
-# initialisation (`--no-heuristics`), on
+# initialisation (`--no-heuristics`), or (`nofactors`) searching the whole
+# game where the analysis found factors (`--no-factors`), on
 # the bundled games (or the games given), every seating, with win rates and
 # 95% confidence intervals. Not a test: it takes a while (about PLAY x game
 # length x MATCHES x seatings per game).
@@ -36,7 +37,7 @@ for opp in $OPPONENTS; do
     # Enough opponents to fill every other seat; the round robin seats
     # MCTS in every role.
     for ((i = 1; i < (roles > 1 ? roles : 2); i++)); do
-      if [ "$opp" = noanalysis ] || [ "$opp" = noheuristics ]; then
+      if [ "$opp" = noanalysis ] || [ "$opp" = noheuristics ] || [ "$opp" = nofactors ]; then
         "$propel" serve --port 0 --host 127.0.0.1 --name "$opp" "--no-${opp#no}" --threads "$THREADS" \
           --log-dir "$OUT/$opp-logs" > "$OUT/serve.out" 2>/dev/null &
         pids+=($!)

@@ -60,6 +60,12 @@ where
         None
     }
 
+    /// A move's index among the network's inputs (what the analysis's
+    /// factors list); `None` for machines without such indices.
+    fn move_index(&self, _m: Self::Move) -> Option<u32> {
+        None
+    }
+
     /// Whether a state made by one instance means the same to its clones.
     fn portable_states(&self) -> bool {
         true
@@ -98,12 +104,19 @@ impl Simulator for PropnetMachine {
     fn base_bits<'a>(&self, s: &'a NetState) -> Option<&'a [u64]> {
         Some(s.bits())
     }
+    fn move_index(&self, m: u32) -> Option<u32> {
+        Some(m)
+    }
 }
 
 impl Simulator for NativeMachine {
     /// The generated code keeps the bases in the network's order.
     fn base_bits<'a>(&self, s: &'a NetState) -> Option<&'a [u64]> {
         Some(s.bits())
+    }
+
+    fn move_index(&self, m: u32) -> Option<u32> {
+        Some(m)
     }
 
     fn rollout(&mut self, s: &NetState, rng: &mut Rng, goals: &mut [f64]) -> Result<u32, MachineError> {

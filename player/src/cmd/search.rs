@@ -77,6 +77,7 @@ where
         greedy: a.greedy,
         batch: a.batch,
         heuristic: None,
+        factors: Vec::new(),
     };
     let mut search = Search::new(m, s0, cfg)?;
     let deadline = Instant::now() + Duration::from_secs_f64(a.seconds.max(0.0));

@@ -5,7 +5,7 @@
 
 use anyhow::{anyhow, bail, Result};
 use propel_runtime::mcts::uct::PlainUct;
-use propel_runtime::mcts::{Config, Search, Stats};
+use propel_runtime::mcts::{Config, Factored, Search, Stats};
 use propel_runtime::simulate::Simulator;
 use propel_runtime::Rng;
 use std::time::Instant;
@@ -55,6 +55,7 @@ where
     M::Move: Send + Sync,
 {
     Search(Box<Search<M>>),
+    Factored(Box<Factored<M>>),
     Uct(Box<PlainUct<M>>),
     Plain(M),
 }
@@ -83,7 +84,16 @@ where
     pub fn new(name: &'static str, mut m: M, strategy: &Strategy, seed: u64) -> Result<Self> {
         let roles = m.roles().to_vec();
         let state = m.initial_state()?;
+        // Factors need moves the machine can index (not the prover's).
+        let indexed = || -> Result<bool> {
+            let mut moves = Vec::new();
+            m.clone().legal_moves(&state, 0, &mut moves)?;
+            Ok(moves.first().is_some_and(|&mv| m.move_index(mv).is_some()))
+        };
         let engine = match strategy {
+            Strategy::Mcts(cfg) if cfg.factors.len() > 1 && indexed()? => {
+                Engine::Factored(Box::new(Factored::new(m, state.clone(), cfg.clone(), &cfg.factors)?))
+            }
             Strategy::Mcts(cfg) => Engine::Search(Box::new(Search::new(m, state.clone(), cfg.clone())?)),
             Strategy::Uct => Engine::Uct(Box::new(PlainUct::new(m, state.clone(), seed)?)),
             _ => Engine::Plain(m),
@@ -95,6 +105,7 @@ where
     fn m(&mut self) -> &mut M {
         match &mut self.engine {
             Engine::Search(s) => s.machine(),
+            Engine::Factored(f) => f.machine(),
             Engine::Uct(u) => u.machine(),
             Engine::Plain(m) => m,
         }
@@ -159,6 +170,7 @@ where
         let next = self.m().next_state(&s, &chosen)?;
         match &mut self.engine {
             Engine::Search(search) => search.set_root(next.clone())?,
+            Engine::Factored(f) => f.set_root(next.clone())?,
             Engine::Uct(u) => u.set_root(next.clone())?,
             Engine::Plain(_) => {}
         }
@@ -169,6 +181,7 @@ where
     fn think(&mut self, deadline: Instant) -> Result<Option<Stats>> {
         match &mut self.engine {
             Engine::Search(s) => Ok(Some(s.run(deadline)?)),
+            Engine::Factored(f) => Ok(Some(f.run(deadline)?)),
             Engine::Uct(u) => {
                 let t = Instant::now();
                 let iterations = u.run(deadline)?;
@@ -189,6 +202,7 @@ where
     fn choose(&mut self, role: usize) -> Result<Choice> {
         let searched = match &mut self.engine {
             Engine::Search(s) => s.best(role).map(|(mv, v, n)| (s.machine().move_kif(mv), v, n)),
+            Engine::Factored(f) => f.best(role).map(|(mv, v, n)| (f.machine().move_kif(mv), v, n)),
             Engine::Uct(u) => u.best(role).map(|(mv, v, n)| (u.machine().move_kif(mv), v, n)),
             Engine::Plain(_) => None,
         };

@@ -48,6 +48,8 @@ pub struct PlayerConfig {
     pub analysis: bool,
     /// Initialise new nodes from the analysis's heuristic evaluator.
     pub heuristics: bool,
+    /// Search the analysis's factors one by one.
+    pub factored: bool,
     pub seed: u64,
 }
 
@@ -502,6 +504,9 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
                         if cfg.heuristics {
                             c.heuristic = a.evaluator.clone().map(Arc::new);
                         }
+                        if cfg.factored {
+                            c.factors = a.factors.iter().map(|f| f.moves.clone()).collect();
+                        }
                     }
                     let summary = json!({
                         "games": a.games, "avg_length": a.avg_length, "branching": a.branching,
@@ -509,7 +514,8 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
                         "exploration": a.exploration, "greedy_rollouts": a.greedy_rollouts,
                         "heuristics": a.heuristics.len(), "prior_visits": a.prior_visits,
                         "heuristics_used": cfg.heuristics && a.evaluator.is_some(),
-                        "factors": a.factors.len(), "puzzle": a.puzzle_note,
+                        "factors": a.factors.len(), "factored_search": cfg.factored && a.factors.len() > 1,
+                        "puzzle": a.puzzle_note,
                     });
                     let _ = out.send(Built::Analysis(summary));
                     if let Some(s) = a.puzzle {

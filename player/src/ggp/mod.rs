@@ -42,6 +42,9 @@ pub struct PlayerArgs {
     /// Run the analysis but leave its heuristics out of the search.
     #[arg(long)]
     pub no_heuristics: bool,
+    /// Run the analysis but search the whole game even when it has factors.
+    #[arg(long)]
+    pub no_factors: bool,
 }
 
 impl PlayerArgs {
@@ -58,6 +61,7 @@ impl PlayerArgs {
                 greedy: false,
                 batch: false,
                 heuristic: None,
+                factors: Vec::new(),
             }),
             "uct" => Strategy::Uct,
             "random" => Strategy::Random,
@@ -77,6 +81,7 @@ impl PlayerArgs {
             machines: self.machines.clone(),
             analysis: !self.no_analysis,
             heuristics: !self.no_heuristics,
+            factored: !self.no_factors,
             seed: self.seed,
         })
     }

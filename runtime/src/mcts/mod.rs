@@ -13,9 +13,11 @@
 //! Root parallelisation (`Mode::Root`) is the other mode: independent
 //! graphs, one per thread, merged at the root.
 
+pub mod factored;
 pub mod graph;
 pub mod uct;
 
+pub use factored::Factored;
 pub use graph::{Graph, Leaf, NodeRef, Step};
 
 use crate::heuristic::Evaluator;
@@ -71,6 +73,9 @@ pub struct Config {
     /// A learnt state evaluator (from the meta-game analysis): each new
     /// node starts with `prior_visits` virtual visits at its prediction.
     pub heuristic: Option<Arc<Evaluator>>,
+    /// Independent factors found by the analysis (each factor's move
+    /// indices): with two or more, [`Factored`] searches them one by one.
+    pub factors: Vec<Vec<u32>>,
 }
 
 impl Default for Config {
@@ -85,6 +90,7 @@ impl Default for Config {
             greedy: false,
             batch: false,
             heuristic: None,
+            factors: Vec::new(),
         }
     }
 }
