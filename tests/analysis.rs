@@ -108,3 +108,38 @@ fn factored_puzzle_is_solved_and_the_line_checks_out() {
     assert!(prover.is_terminal(&s).unwrap());
     assert_eq!(prover.goal(&s, 0).unwrap().score(), 100);
 }
+
+/// dualConnect4 (two boards, a move on either): two factors; the factored
+/// search finds the immediate win on the normal board.
+#[test]
+fn factored_search_finds_a_win_on_one_board() {
+    let Some(dir) = corpus_dir() else {
+        eprintln!("skipped: ../shared/games is not here");
+        return;
+    };
+    let game = Arc::new(propel_compiler::load_file(&dir.join("base/dualConnect4.kif")).unwrap());
+    let p = prepare(&game, &PropnetOptions::default()).unwrap();
+    let a = analyse(p.net(), p.goal_net(), &p.propnet(), Duration::from_millis(500), 1, true).unwrap();
+    let factors: Vec<Vec<u32>> = a.factors.iter().map(|f| f.moves.clone()).collect();
+    assert_eq!(factors.len(), 2, "{:?}", a.factors);
+    let mut m = p.propnet();
+    let mut s = m.initial_state().unwrap();
+    let mut legal = Vec::new();
+    // Red builds three in column 1 of the normal board, black in column 2.
+    for (r, mv) in [(0, "1"), (1, "2"), (0, "1"), (1, "2"), (0, "1"), (1, "2")] {
+        let mut joint = Vec::new();
+        for role in 0..2 {
+            m.legal_moves(&s, role, &mut legal).unwrap();
+            let want = if role == r { format!("(drop_normal {mv})") } else { "noop".to_string() };
+            joint.push(*legal.iter().find(|&&l| m.move_kif(l) == want).unwrap_or_else(|| panic!("{want}")));
+        }
+        s = m.next_state(&s, &joint).unwrap();
+    }
+    let cfg = propel_runtime::mcts::Config { factors: factors.clone(), ..Default::default() };
+    let mut f = propel_runtime::mcts::Factored::new(m, s, cfg, &factors).unwrap();
+    assert_eq!(f.factors(), 2);
+    f.run(std::time::Instant::now() + Duration::from_millis(300)).unwrap();
+    let (mv, value, _) = f.best(0).unwrap();
+    assert_eq!(f.machine().move_kif(mv), "(drop_normal 1)");
+    assert!(value > 0.9, "{value}");
+}

@@ -34,7 +34,7 @@ const X_WINS: [[&str; 2]; 4] =
     [["(mark 1 1)", "noop"], ["noop", "(mark 2 1)"], ["(mark 1 2)", "noop"], ["noop", "(mark 2 2)"]];
 
 fn config(threads: usize, mode: Mode, pool: usize) -> Config {
-    Config { threads, mode, pool, exploration: 0.7, pin: false, seed: 7, greedy: false, batch: false, heuristic: None, factors: Vec::new() }
+    Config { threads, mode, pool, exploration: 0.7, pin: false, seed: 7, greedy: false, batch: false, heuristic: None, factors: Vec::new(), goal_max: Vec::new(), expand_terminal: false }
 }
 
 fn search_finds_the_win<M: Simulator>(mut m: M, threads: usize, mode: Mode)
@@ -144,5 +144,27 @@ fn batched_lane_rollouts_find_the_win() {
         let (mv, value, _) = search.best(0).unwrap();
         assert_eq!(search.machine().move_kif(mv), "(mark 1 3)", "threads {threads}");
         assert!(value > 0.9, "value {value}");
+    }
+}
+
+/// With terminal children made on expansion, one iteration solves a node
+/// whose win is one move away, and a smaller greatest goal counts as a win.
+#[test]
+fn terminal_children_on_expansion_solve_at_once() {
+    use propel_runtime::mcts::{Graph, Leaf};
+    let g = game("tictactoe.kif");
+    for seed in 0..8 {
+        let mut m = propnet_machine(&g, propel_compiler::propnet::passes::Pass::ALL);
+        let s = play(&mut m, &X_WINS);
+        let mut graph = Graph::new(&mut m, s, 1000, 0.7, seed).unwrap();
+        graph.set_expand_terminal(true);
+        let mut path = Vec::new();
+        match graph.select(&mut m, &mut path).unwrap() {
+            Leaf::Known(v) => graph.backprop(&path, &v),
+            Leaf::Rollout(_) => graph.backprop(&path, &[0.0, 0.0]),
+        }
+        let solved = graph.root_solved().unwrap_or_else(|| panic!("seed {seed}: not solved after one iteration"));
+        assert_eq!(solved[0], 1.0);
+        assert_eq!(m.move_kif(graph.best(0).unwrap().0), "(mark 1 3)");
     }
 }

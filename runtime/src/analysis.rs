@@ -67,6 +67,9 @@ pub struct Analysis {
     pub greedy_rollouts: bool,
     pub greedy_reason: String,
     pub rollouts_per_request: u32,
+    /// Make terminal children on expansion (see `mcts::Config`).
+    pub expand_terminal: bool,
+    pub expand_terminal_reason: String,
     /// The terms of each role's heuristic model.
     pub heuristics: Vec<Heuristic>,
     /// Candidates tried.
@@ -556,6 +559,16 @@ pub fn analyse(
     // (measured: 8.6x slower search on breakthrough, cost 24); above 10 the
     // slower search loses more than the better playouts win.
     a.greedy_rollouts = !a.simultaneous && miss_rate > 0.02 && cost < 10.0;
+    // Terminal children on expansion cost about one state update per move
+    // of the expanded node, once per node instead of at every rollout step:
+    // worth it where wins one move away are not rare and a node has fewer
+    // moves than a rollout has steps.
+    a.expand_terminal = decisions > 0 && miss_rate > 0.005 && cost < a.avg_length;
+    a.expand_terminal_reason = format!(
+        "a win one move away was missed in {:.1}% of decisions; checking costs {cost:.1} updates per expansion against {:.1} per rollout",
+        100.0 * miss_rate,
+        a.avg_length
+    );
     a.greedy_reason = format!(
         "random play missed an immediate win in {:.1}% of {decisions} decisions; a 1-ply check costs {cost:.1} extra steps per move{}",
         100.0 * miss_rate,

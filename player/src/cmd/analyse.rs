@@ -53,6 +53,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         "greedy_rollouts": an.greedy_rollouts,
         "greedy_reason": an.greedy_reason,
         "rollouts_per_request": an.rollouts_per_request,
+        "expand_terminal": an.expand_terminal,
+        "expand_terminal_reason": an.expand_terminal_reason,
         "heuristic_candidates": an.candidates,
         "heuristics": an.heuristics.iter()
             .map(|h| json!({"name": h.name, "role": an.roles[h.role], "weight": h.weight, "correlation": h.correlation}))
@@ -99,6 +101,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     println!("exploration: {:.2} ({})", an.exploration, an.exploration_reason);
     println!("greedy rollouts: {} ({})", an.greedy_rollouts, an.greedy_reason);
     println!("rollouts per request (start): {}", an.rollouts_per_request);
+    println!("terminal children on expansion: {} ({})", an.expand_terminal, an.expand_terminal_reason);
     println!("heuristic candidates: {} per role", an.candidates - an.roles.len());
     for (r, r2) in an.roles.iter().zip(&an.heuristic_r2) {
         match r2 {

@@ -47,6 +47,9 @@ pub struct Args {
     /// per second, fewer iterations.
     #[arg(long)]
     batch: bool,
+    /// Make terminal children on expansion (wins one move away solve a node).
+    #[arg(long)]
+    expand_terminal: bool,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -78,6 +81,8 @@ where
         batch: a.batch,
         heuristic: None,
         factors: Vec::new(),
+        goal_max: Vec::new(),
+        expand_terminal: a.expand_terminal,
     };
     let mut search = Search::new(m, s0, cfg)?;
     let deadline = Instant::now() + Duration::from_secs_f64(a.seconds.max(0.0));

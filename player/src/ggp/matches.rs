@@ -501,6 +501,8 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
                     if let Strategy::Mcts(c) = &mut strategy {
                         c.exploration = a.exploration;
                         c.greedy = a.greedy_rollouts;
+                        c.expand_terminal = a.expand_terminal;
+                        c.goal_max = a.goal_bounds.iter().map(|&(_, hi)| hi as f64 / 100.0).collect();
                         if cfg.heuristics {
                             c.heuristic = a.evaluator.clone().map(Arc::new);
                         }
@@ -512,6 +514,7 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
                         "games": a.games, "avg_length": a.avg_length, "branching": a.branching,
                         "simultaneous": a.simultaneous, "playouts_per_s": a.playouts_per_s,
                         "exploration": a.exploration, "greedy_rollouts": a.greedy_rollouts,
+                        "expand_terminal": a.expand_terminal, "goal_bounds": a.goal_bounds,
                         "heuristics": a.heuristics.len(), "prior_visits": a.prior_visits,
                         "heuristics_used": cfg.heuristics && a.evaluator.is_some(),
                         "factors": a.factors.len(), "factored_search": cfg.factored && a.factors.len() > 1,

@@ -62,6 +62,8 @@ impl PlayerArgs {
                 batch: false,
                 heuristic: None,
                 factors: Vec::new(),
+                goal_max: Vec::new(),
+                expand_terminal: false,
             }),
             "uct" => Strategy::Uct,
             "random" => Strategy::Random,

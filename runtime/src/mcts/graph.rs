@@ -105,6 +105,12 @@ where
     live: usize,
     scratch: Vec<M::Move>,
     heuristic: Option<Arc<Evaluator>>,
+    /// Per role, the best value (0..1) the game can give it: a node where
+    /// a child gives the chooser that much is solved.
+    goal_max: SmallVec<[f64; 4]>,
+    /// On expansion, make the children that end the game (where one role
+    /// chooses), so that a win one move away is seen at once.
+    expand_terminal: bool,
 }
 
 impl<M: Simulator> Graph<M>
@@ -126,6 +132,8 @@ where
             live: 0,
             scratch: Vec::new(),
             heuristic: None,
+            goal_max: SmallVec::from_elem(1.0, m.roles().len()),
+            expand_terminal: false,
         };
         g.root = g.node_for(m, root)?;
         Ok(g)
@@ -134,6 +142,17 @@ where
     /// New nodes start with the evaluator's prediction (see [`Evaluator`]).
     pub fn set_heuristic(&mut self, h: Option<Arc<Evaluator>>) {
         self.heuristic = h.filter(|h| h.prior_visits > 0);
+    }
+
+    /// Each role's greatest reachable goal (0..1), from the analysis's goal bounds.
+    pub fn set_goal_max(&mut self, max: &[f64]) {
+        if max.len() == self.roles {
+            self.goal_max = max.iter().map(|&x| x.clamp(0.0, 1.0)).collect();
+        }
+    }
+
+    pub fn set_expand_terminal(&mut self, on: bool) {
+        self.expand_terminal = on;
     }
 
     /// Each role's predicted value of `child` (NaN where there is none).
@@ -282,7 +301,46 @@ where
         }
         n.roles = roles;
         n.expanded = true;
+        if self.expand_terminal {
+            self.link_terminal_children(m, r, &state)?;
+        }
         Ok(())
+    }
+
+    /// Makes the children of `r` that are terminal, where one role chooses
+    /// (the others have one move each).
+    fn link_terminal_children(&mut self, m: &mut M, r: NodeRef, state: &M::State) -> Result<(), MachineError> {
+        let n = &self.nodes[r.idx as usize];
+        let choosers: SmallVec<[usize; 2]> = (0..self.roles).filter(|&x| n.roles[x].moves.len() > 1).collect();
+        let [chooser] = choosers[..] else { return Ok(()) };
+        let mut joint: Vec<M::Move> = n.roles.iter().map(|rm| rm.moves[0]).collect();
+        for i in 0..n.roles[chooser].moves.len() {
+            let Some(n) = self.get(r) else { return Ok(()) };
+            joint[chooser] = n.roles[chooser].moves[i];
+            let next = m.next_state(state, &joint)?;
+            if !m.is_terminal(&next)? {
+                continue;
+            }
+            let child = self.node_for(m, next)?;
+            let mut moves: SmallVec<[u16; 4]> = SmallVec::from_elem(0, self.roles);
+            moves[chooser] = i as u16;
+            self.link(r, &moves, child);
+        }
+        Ok(())
+    }
+
+    /// Records `child` as where `moves` lead from `parent` (if it is still live).
+    fn link(&mut self, parent: NodeRef, moves: &[u16], child: NodeRef) {
+        let Some(n) = self.nodes.get_mut(parent.idx as usize).filter(|n| n.live && n.gen == parent.gen) else {
+            return;
+        };
+        let joint = Self::joint_index(n, moves);
+        let at = n.children.binary_search_by_key(&joint, |&(j, _)| j).unwrap_or_else(|e| e);
+        if n.children.get(at).is_some_and(|&(j, _)| j == joint) {
+            n.children[at].1 = child;
+        } else {
+            n.children.insert(at, (joint, child));
+        }
     }
 
     fn joint_index(n: &Node<M::State, M::Move>, moves: &[u16]) -> u32 {
@@ -378,15 +436,11 @@ where
                     let prior_visits = self.heuristic.as_ref().map_or(0, |h| h.prior_visits);
                     // The parent may have been recycled while making the
                     // child (pool full): then the path is stale; start over.
-                    let Some(n) = self.nodes.get_mut(cur.idx as usize).filter(|n| n.live && n.gen == cur.gen) else {
+                    if self.get(cur).is_none() {
                         return self.select(m, path);
-                    };
-                    let at = n.children.binary_search_by_key(&joint, |&(j, _)| j).unwrap_or_else(|e| e);
-                    if n.children.get(at).is_some_and(|&(j, _)| j == joint) {
-                        n.children[at].1 = child;
-                    } else {
-                        n.children.insert(at, (joint, child));
                     }
+                    self.link(cur, &moves, child);
+                    let n = &mut self.nodes[cur.idx as usize];
                     // Heuristic initialisation: the moves into a new child
                     // count `prior_visits` visits at its predicted value.
                     for (role, v) in prior.iter().flatten().enumerate() {
@@ -462,7 +516,7 @@ where
                 }
             }
             let done = match &best {
-                Some(b) if b[chooser] >= 1.0 => true,
+                Some(b) if b[chooser] >= self.goal_max[chooser] - 1e-9 => true,
                 Some(_) => all,
                 None => false,
             };

@@ -76,6 +76,13 @@ pub struct Config {
     /// Independent factors found by the analysis (each factor's move
     /// indices): with two or more, [`Factored`] searches them one by one.
     pub factors: Vec<Vec<u32>>,
+    /// Per role, the greatest goal (0..1) the game can give (the analysis's
+    /// goal bounds; empty: 1 for all): reaching it solves a node.
+    pub goal_max: Vec<f64>,
+    /// Make a node's terminal children when it is expanded, so that wins
+    /// one move away solve it at once (the analysis turns it on where random
+    /// play often misses such wins).
+    pub expand_terminal: bool,
 }
 
 impl Default for Config {
@@ -91,6 +98,8 @@ impl Default for Config {
             batch: false,
             heuristic: None,
             factors: Vec::new(),
+            goal_max: Vec::new(),
+            expand_terminal: false,
         }
     }
 }
@@ -195,6 +204,8 @@ where
     pub fn new(mut machine: M, root: M::State, config: Config) -> Result<Self, MachineError> {
         let mut graph = Graph::new(&mut machine, root, config.pool, config.exploration, config.seed)?;
         graph.set_heuristic(config.heuristic.clone());
+        graph.set_goal_max(&config.goal_max);
+        graph.set_expand_terminal(config.expand_terminal);
         let seeds = Rng::new(config.seed ^ 0x5eed);
         let per_request = if config.batch { machine.preferred_batch() } else { 1 };
         Ok(Search { graph, machine, config, per_request, seeds })
