@@ -7,9 +7,9 @@
 
 use crate::heuristic::{self, Evaluator, Model, Term};
 use crate::machine::{MachineError, StateMachine};
-use crate::simulate::Simulator;
 use crate::propnet::{NetState, PropnetMachine};
 use crate::rng::Rng;
+use crate::simulate::Simulator;
 use propel_compiler::propnet::{Kind, Propnet};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::time::{Duration, Instant};
@@ -220,7 +220,10 @@ fn factors(net: &Propnet) -> Vec<Factor> {
     let mut by_root: FxHashMap<u32, Factor> = FxHashMap::default();
     for b in &net.bases {
         let r = find(&mut parent, b.comp);
-        by_root.entry(r).or_insert(Factor { bases: 0, inputs: 0, moves: Vec::new(), sample_moves: Vec::new() }).bases += 1;
+        by_root
+            .entry(r)
+            .or_insert(Factor { bases: 0, inputs: 0, moves: Vec::new(), sample_moves: Vec::new() })
+            .bases += 1;
     }
     for (k, i) in net.inputs.iter().enumerate() {
         let r = find(&mut parent, i.comp);
@@ -365,7 +368,7 @@ pub fn analyse(
         game_feats.drain(..half);
         game_states.drain(..half);
         sample_game.extend(std::iter::repeat_n(a.games as u32 - 1, game_feats.len()));
-        if (a.games - 1) % 4 == 0 && calib.len() < MAX_CALIBRATION {
+        if (a.games - 1).is_multiple_of(4) && calib.len() < MAX_CALIBRATION {
             // One state per held-out game, from its second half.
             if let Some(st) = game_states.get(rng.below(game_states.len().max(1))) {
                 calib.push(st.clone());
@@ -400,7 +403,7 @@ pub fn analyse(
     // correlate with its outcome, fitted on three games in four and judged
     // on the fourth (states of one game are alike: the split is by game).
     a.candidates = nfeat;
-    let test_game = |i: usize| sample_game[i] % 4 == 0;
+    let test_game = |i: usize| sample_game[i].is_multiple_of(4);
     let mut models: Vec<Option<Model>> = vec![None; nr];
     for r in 0..nr {
         let ys = &outcomes[r];
@@ -437,7 +440,12 @@ pub fn analyse(
     }
     for (r, m) in models.iter().enumerate() {
         for t in m.iter().flat_map(|m| &m.terms) {
-            a.heuristics.push(Heuristic { name: t.name.clone(), role: r, weight: t.weight, correlation: t.correlation });
+            a.heuristics.push(Heuristic {
+                name: t.name.clone(),
+                role: r,
+                weight: t.weight,
+                correlation: t.correlation,
+            });
         }
     }
     a.heuristic_r2 = models.iter().map(|m| m.as_ref().map(|m| m.r2)).collect();
@@ -606,7 +614,8 @@ pub fn analyse(
             let in_some: FxHashSet<u32> = a.factors.iter().flat_map(|f| f.moves.iter().copied()).collect();
             for (k, f) in a.factors.iter().enumerate() {
                 let mine: FxHashSet<u32> = f.moves.iter().copied().collect();
-                let allowed = (0..net.inputs.len() as u32).map(|mv| mine.contains(&mv) || !in_some.contains(&mv)).collect();
+                let allowed =
+                    (0..net.inputs.len() as u32).map(|mv| mine.contains(&mv) || !in_some.contains(&mv)).collect();
                 searches.push((format!("on factor {} alone", k + 1), Some(allowed)));
             }
         }

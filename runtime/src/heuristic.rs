@@ -29,7 +29,8 @@ impl Model {
     pub fn predict(&self, bits: &[u64]) -> f64 {
         let mut v = self.intercept;
         for t in &self.terms {
-            let n = t.bases.iter().filter(|&&i| bits.get(i as usize / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)).count();
+            let n =
+                t.bases.iter().filter(|&&i| bits.get(i as usize / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)).count();
             v += t.weight * n as f64;
         }
         v.clamp(0.0, 100.0)
@@ -120,13 +121,12 @@ fn solve(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
             return None;
         }
         a.swap(col, piv);
-        for r in 0..d {
-            if r != col {
-                let f = a[r][col] / a[col][col];
-                if f != 0.0 {
-                    for c in col..=d {
-                        a[r][c] -= f * a[col][c];
-                    }
+        let pivot_row = a[col].clone();
+        for (r, row) in a.iter_mut().enumerate() {
+            let f = row[col] / pivot_row[col];
+            if r != col && f != 0.0 {
+                for (x, p) in row[col..].iter_mut().zip(&pivot_row[col..]) {
+                    *x -= f * p;
                 }
             }
         }

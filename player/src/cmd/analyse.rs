@@ -33,7 +33,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let game = load_game(&a.game)?;
     let opts = PropnetOptions { limits: a.machine.limits(), passes: a.machine.passes()? };
     let p = prepare(&game, &opts)?;
-    let an = analyse(p.net(), p.goal_net(), &p.propnet(), Duration::from_secs_f64(a.seconds.max(0.1)), a.seed, !a.no_factors)?;
+    let an = analyse(
+        p.net(),
+        p.goal_net(),
+        &p.propnet(),
+        Duration::from_secs_f64(a.seconds.max(0.1)),
+        a.seed,
+        !a.no_factors,
+    )?;
     let by_role =
         |v: &[f64]| -> Map<String, Value> { an.roles.iter().cloned().zip(v.iter().map(|&x| json!(x))).collect() };
     let out = json!({
