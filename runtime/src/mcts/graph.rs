@@ -424,6 +424,14 @@ where
             path.push(Step { node: cur, moves: moves.clone() });
             let existing = self.child(&self.nodes[cur.idx as usize], joint);
             match existing {
+                // A move back to a state on this path (a pass, a repetition):
+                // going on would walk the cycle; its value is a rollout's.
+                Some(c) if path.iter().any(|s| s.node == c) => {
+                    let cn = &self.nodes[c.idx as usize];
+                    return Ok(Leaf::Rollout(
+                        cn.state.clone().ok_or_else(|| MachineError::Other("a node without a state".into()))?,
+                    ));
+                }
                 Some(c) => cur = c,
                 None => {
                     let n = &self.nodes[cur.idx as usize];
