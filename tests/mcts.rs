@@ -161,7 +161,7 @@ fn batched_lane_rollouts_find_the_win() {
 }
 
 /// With terminal children made on expansion, one iteration solves a node
-/// whose win is one move away, and a smaller greatest goal counts as a win.
+/// whose win is one move away.
 #[test]
 fn terminal_children_on_expansion_solve_at_once() {
     use propel_runtime::mcts::{Graph, Leaf};

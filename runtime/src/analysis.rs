@@ -105,6 +105,8 @@ const MIN_CORRELATION: f64 = 0.1;
 const MAX_TERMS: usize = 16;
 /// A model explaining less of the held-out outcomes is dropped.
 const MIN_R2: f64 = 0.02;
+/// The puzzle solver's deepest search (it recurses once per move).
+const MAX_SOLVE_DEPTH: u32 = 500;
 /// At most this many held-out states measure what a prediction is worth.
 const MAX_CALIBRATION: usize = 400;
 /// At most this many sampled states feed the correlations.
@@ -405,12 +407,19 @@ pub fn analyse(
     a.candidates = nfeat;
     let test_game = |i: usize| sample_game[i].is_multiple_of(4);
     let mut models: Vec<Option<Model>> = vec![None; nr];
+    // The models fitted on three games in four measure what a prediction
+    // is worth below (on states of the fourth).
+    let mut train_models: Vec<Option<Model>> = vec![None; nr];
+    let train_rows: Vec<usize> = (0..features.len()).filter(|&i| !test_game(i)).collect();
     for r in 0..nr {
         let ys = &outcomes[r];
+        // Candidates are picked on the training games too, or their chance
+        // correlations with the held-out outcomes would inflate R².
+        let ys_train: Vec<f64> = train_rows.iter().map(|&i| ys[i]).collect();
         let mut cands: Vec<(usize, f64)> = (0..groups.len())
             .filter_map(|g| {
-                let xs: Vec<f64> = features.iter().map(|f| f[g]).collect();
-                pearson(&xs, ys).filter(|c| c.abs() >= MIN_CORRELATION).map(|c| (g, c))
+                let xs: Vec<f64> = train_rows.iter().map(|&i| features[i][g]).collect();
+                pearson(&xs, &ys_train).filter(|c| c.abs() >= MIN_CORRELATION).map(|c| (g, c))
             })
             .collect();
         cands.sort_by(|x, y| y.1.abs().total_cmp(&x.1.abs()));
@@ -419,24 +428,29 @@ pub fn analyse(
         if cols.is_empty() {
             continue;
         }
+        let model = |b: f64, w: Vec<f64>, r2: f64| Model {
+            intercept: b,
+            terms: cands
+                .iter()
+                .zip(w)
+                .map(|(&(g, c), w)| Term {
+                    name: groups[g].0.clone(),
+                    bases: groups[g].1.iter().map(|&i| i as u32).collect(),
+                    weight: w,
+                    correlation: c,
+                })
+                .collect(),
+            r2,
+        };
         let Some((b, w)) = heuristic::fit(&features, ys, &cols, &|i| !test_game(i)) else { continue };
         let pred = |i: usize| b + cols.iter().zip(&w).map(|(&c, w)| w * features[i][c]).sum::<f64>();
         let r2 = heuristic::r_squared(ys, &pred, &test_game);
         tracing::debug!("heuristic model for {}: {} terms, held-out R² {r2:?}", roles[r], cols.len());
         let Some(r2) = r2.filter(|&r2| r2 >= MIN_R2) else { continue };
+        train_models[r] = Some(model(b, w, r2));
         // Judged; now fitted on every game.
         let Some((b, w)) = heuristic::fit(&features, ys, &cols, &|_| true) else { continue };
-        let terms = cands
-            .iter()
-            .zip(w)
-            .map(|(&(g, c), w)| Term {
-                name: groups[g].0.clone(),
-                bases: groups[g].1.iter().map(|&i| i as u32).collect(),
-                weight: w,
-                correlation: c,
-            })
-            .collect();
-        models[r] = Some(Model { intercept: b, terms, r2 });
+        models[r] = Some(model(b, w, r2));
     }
     for (r, m) in models.iter().enumerate() {
         for t in m.iter().flat_map(|m| &m.terms) {
@@ -469,7 +483,7 @@ pub fn analyse(
             }
             m.rollout(s, &mut rng, &mut g1)?;
             m.rollout(s, &mut rng, &mut g2)?;
-            for (r, model) in models.iter().enumerate() {
+            for (r, model) in train_models.iter().enumerate() {
                 if let Some(model) = model {
                     pairs[r].push((model.predict(s.bits()), g1[r], g2[r]));
                 }
@@ -623,9 +637,16 @@ pub fn analyse(
         let mut solver = Solver { m: &mut m, deadline: start + budget, allowed: None, nodes: 0 };
         a.puzzle_note = "not solved within the budget".into();
         let mut line = Vec::new();
-        'searches: for (what, allowed) in searches {
+        let end = start + budget;
+        let factored = searches.len() - 1;
+        'searches: for (k, (what, allowed)) in searches.into_iter().enumerate() {
+            // The factors share half of what is left, each in turn; the
+            // whole game gets the rest (at least half), so a puzzle whose
+            // solution needs several factors is still solved.
+            let left = end.saturating_duration_since(Instant::now());
+            solver.deadline = if allowed.is_some() { Instant::now() + left / (2 * (factored - k) as u32) } else { end };
             solver.allowed = allowed;
-            for depth in 1..=longest {
+            for depth in 1..=longest.min(MAX_SOLVE_DEPTH) {
                 line.clear();
                 match solver.solve(&s0, depth, &mut line)? {
                     Some(true) => {
@@ -638,7 +659,8 @@ pub fn analyse(
                         a.puzzle_note = format!("no line to goal 100 within {depth} moves");
                     }
                     Some(false) => {}
-                    None => break 'searches,
+                    // Out of this search's time: on to the next.
+                    None => continue 'searches,
                 }
             }
         }

@@ -2,7 +2,7 @@
 //! linear model over counts of base-proposition groups (`count (cell _ _
 //! white)`), fitted to the outcomes of random games. The search uses it to
 //! initialise new nodes (a few virtual visits at the predicted value), so it
-//! must be cheap: a handful of popcounts over the state's bits.
+//! must be cheap: one bit test per proposition of at most 16 groups.
 
 /// One term: how many of `bases` hold, times `weight`.
 #[derive(Clone, Debug)]
@@ -166,7 +166,7 @@ mod tests {
     }
 
     #[test]
-    fn degenerate_fit_is_refused() {
+    fn constant_column_gets_no_weight_and_tiny_samples_are_refused() {
         let xs: Vec<Vec<f64>> = (0..100).map(|_| vec![1.0]).collect();
         let ys: Vec<f64> = (0..100).map(|i| i as f64).collect();
         // A constant column has no variance; the ridge keeps it solvable at weight 0.

@@ -487,6 +487,8 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
         if cfg.analysis {
             // A quarter of the start clock at most: the rest is for search.
             let budget = Duration::from_secs_f64((0.25 * start_clock).clamp(0.1, 10.0));
+            // Puzzles are solved factor by factor whatever `--no-factors` says
+            // (a solution found that way is checked on the whole game).
             match analyse(prepared.net(), prepared.goal_net(), &prepared.propnet(), budget, cfg.seed, true) {
                 Ok(a) => {
                     info!(

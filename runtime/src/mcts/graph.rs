@@ -409,6 +409,11 @@ where
             }
             if !n.expanded {
                 self.expand(m, cur)?;
+                // Making terminal children may have recycled this node
+                // (a full pool of nodes all used in this iteration).
+                if self.get(cur).is_none() {
+                    return self.select(m, path);
+                }
                 let n = &self.nodes[cur.idx as usize];
                 if n.terminal {
                     return Ok(Leaf::Known(n.value.clone()));
@@ -449,11 +454,13 @@ where
                     }
                     self.link(cur, &moves, child);
                     let n = &mut self.nodes[cur.idx as usize];
-                    // Heuristic initialisation: the moves into a new child
-                    // count `prior_visits` visits at its predicted value.
+                    // Heuristic initialisation: a move tried for the first
+                    // time counts `prior_visits` visits at its child's
+                    // predicted value (once: not again for another reply
+                    // of the other roles, nor for a recycled child).
                     for (role, v) in prior.iter().flatten().enumerate() {
                         let rm = &mut n.roles[role];
-                        if v.is_finite() && rm.moves.len() > 1 {
+                        if v.is_finite() && rm.moves.len() > 1 && rm.visits[moves[role] as usize] == 1 {
                             rm.visits[moves[role] as usize] += prior_visits;
                             rm.sums[moves[role] as usize] += prior_visits as f64 * v;
                         }
@@ -492,7 +499,8 @@ where
     /// Solves nodes on `path` from the bottom up, as far as their value is
     /// determined: a node where one role chooses (the others have one move)
     /// is solved once a child gives the chooser the best possible value
-    /// (1), or once every child is solved (the chooser takes the best).
+    /// (its greatest reachable goal, `goal_max`), or once every child is
+    /// solved (the chooser takes the best).
     fn update_solved(&mut self, path: &[Step]) {
         for s in path.iter().rev() {
             let Some(n) = self.get(s.node) else { return };

@@ -74,7 +74,8 @@ pub struct Config {
     /// node starts with `prior_visits` virtual visits at its prediction.
     pub heuristic: Option<Arc<Evaluator>>,
     /// Independent factors found by the analysis (each factor's move
-    /// indices): with two or more, [`Factored`] searches them one by one.
+    /// indices): the player searches a game with two or more with
+    /// [`Factored`] instead of [`Search`] (which does not read them).
     pub factors: Vec<Vec<u32>>,
     /// Per role, the greatest goal (0..1) the game can give (the analysis's
     /// goal bounds; empty: 1 for all): reaching it solves a node.
