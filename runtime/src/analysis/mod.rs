@@ -5,11 +5,16 @@
 //! correlation with the outcome; latches and goal bounds; independent
 //! factors; and, for puzzles, an iterative-deepening solver.
 
-use crate::heuristic::{self, Evaluator, Model, Term};
+mod factors;
+mod learn;
+
+use crate::heuristic::Evaluator;
 use crate::machine::{MachineError, StateMachine};
 use crate::propnet::{NetState, PropnetMachine};
 use crate::rng::Rng;
 use crate::simulate::Simulator;
+use factors::{factors, Solver};
+use learn::{base_groups, pearson};
 use propel_compiler::propnet::{Kind, Propnet};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::time::{Duration, Instant};
@@ -99,193 +104,12 @@ pub struct Analysis {
     pub puzzle_nodes: u64,
 }
 
-/// Candidates whose correlation is weaker than this are not tried.
-const MIN_CORRELATION: f64 = 0.1;
-/// At most this many terms per role's model.
-const MAX_TERMS: usize = 16;
-/// A model explaining less of the held-out outcomes is dropped.
-const MIN_R2: f64 = 0.02;
 /// The puzzle solver's deepest search (it recurses once per move).
 const MAX_SOLVE_DEPTH: u32 = 500;
 /// At most this many held-out states measure what a prediction is worth.
 const MAX_CALIBRATION: usize = 400;
 /// At most this many sampled states feed the correlations.
 const MAX_SAMPLES: usize = 20_000;
-/// At most this many base-proposition groups are tried.
-const MAX_GROUPS: usize = 400;
-
-/// Groups of base propositions that look like piece counts: the bases of
-/// one relation sharing the values of one or two arguments, e.g.
-/// `(cell _ _ white)` (white pieces) or `(cell 7 _ white)` (white pieces
-/// on row 7).
-fn base_groups(net: &Propnet) -> Vec<(String, Vec<usize>)> {
-    type Key = (String, Vec<(usize, String)>);
-    let mut groups: FxHashMap<Key, Vec<usize>> = FxHashMap::default();
-    let mut per_rel: FxHashMap<String, (usize, usize)> = FxHashMap::default();
-    for (i, b) in net.bases.iter().enumerate() {
-        // Nested terms make positions ambiguous; flat facts are the common case.
-        if b.name.len() < 2 || b.name[1..].contains('(') {
-            continue;
-        }
-        let toks: Vec<&str> = b.name.trim_start_matches('(').trim_end_matches(')').split_whitespace().collect();
-        let Some((rel, args)) = toks.split_first() else { continue };
-        let e = per_rel.entry(rel.to_string()).or_insert((0, args.len()));
-        e.0 += 1;
-        for p in 0..args.len() {
-            groups.entry((rel.to_string(), vec![(p, args[p].to_string())])).or_default().push(i);
-            for q in p + 1..args.len() {
-                let key = vec![(p, args[p].to_string()), (q, args[q].to_string())];
-                groups.entry((rel.to_string(), key)).or_default().push(i);
-            }
-        }
-    }
-    let mut out: Vec<(String, Vec<usize>)> = groups
-        .into_iter()
-        .filter(|((rel, _), v)| v.len() >= 2 && v.len() < per_rel[rel].0)
-        .map(|((rel, fixed), v)| {
-            let arity = per_rel[&rel].1;
-            let pat: Vec<&str> =
-                (0..arity).map(|q| fixed.iter().find(|f| f.0 == q).map_or("_", |f| f.1.as_str())).collect();
-            (format!("count ({rel} {})", pat.join(" ")), v)
-        })
-        .collect();
-    out.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
-    out.truncate(MAX_GROUPS);
-    out
-}
-
-fn pearson(xs: &[f64], ys: &[f64]) -> Option<f64> {
-    let n = xs.len() as f64;
-    if xs.len() < 30 {
-        return None;
-    }
-    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
-    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
-    for (x, y) in xs.iter().zip(ys) {
-        sxy += (x - mx) * (y - my);
-        sxx += (x - mx).powi(2);
-        syy += (y - my).powi(2);
-    }
-    if sxx < 1e-12 || syy < 1e-12 {
-        return None;
-    }
-    Some(sxy / (sxx * syy).sqrt())
-}
-
-/// Factors: union-find over the components that the next-state and legal
-/// logic reads (terminal and goal logic may join factors without making
-/// them depend on each other, so they are left out).
-fn factors(net: &Propnet) -> Vec<Factor> {
-    let n = net.len();
-    let mut parent: Vec<u32> = (0..n as u32).collect();
-    fn find(p: &mut [u32], mut x: u32) -> u32 {
-        while p[x as usize] != x {
-            p[x as usize] = p[p[x as usize] as usize];
-            x = p[x as usize];
-        }
-        x
-    }
-    let union = |p: &mut Vec<u32>, a: u32, b: u32| {
-        let (ra, rb) = (find(p, a), find(p, b));
-        if ra != rb {
-            p[ra as usize] = rb;
-        }
-    };
-    // Components in the cones of next-state and legal outputs.
-    let mut in_cone = vec![false; n];
-    let mut stack: Vec<u32> = net.bases.iter().map(|b| b.next).chain(net.inputs.iter().map(|i| i.legal)).collect();
-    while let Some(c) = stack.pop() {
-        if std::mem::replace(&mut in_cone[c as usize], true) {
-            continue;
-        }
-        stack.extend_from_slice(net.inputs_of(c));
-    }
-    for c in 0..n as u32 {
-        if in_cone[c as usize] && !matches!(net.kind(c), Kind::True | Kind::False) {
-            for &f in net.inputs_of(c) {
-                if !matches!(net.kind(f), Kind::True | Kind::False) {
-                    union(&mut parent, c, f);
-                }
-            }
-        }
-    }
-    for b in &net.bases {
-        if !matches!(net.kind(b.next), Kind::True | Kind::False) {
-            union(&mut parent, b.comp, b.next);
-        }
-    }
-    for i in &net.inputs {
-        if !matches!(net.kind(i.legal), Kind::True | Kind::False) {
-            union(&mut parent, i.comp, i.legal);
-        }
-    }
-    let mut by_root: FxHashMap<u32, Factor> = FxHashMap::default();
-    for b in &net.bases {
-        let r = find(&mut parent, b.comp);
-        by_root
-            .entry(r)
-            .or_insert(Factor { bases: 0, inputs: 0, moves: Vec::new(), sample_moves: Vec::new() })
-            .bases += 1;
-    }
-    for (k, i) in net.inputs.iter().enumerate() {
-        let r = find(&mut parent, i.comp);
-        let f = by_root.entry(r).or_insert(Factor { bases: 0, inputs: 0, moves: Vec::new(), sample_moves: Vec::new() });
-        f.inputs += 1;
-        f.moves.push(k as u32);
-        if f.sample_moves.len() < 3 {
-            f.sample_moves.push(i.name.clone());
-        }
-    }
-    // Only groups with moves of their own are factors of play; and a game
-    // with one such group has no factorisation.
-    let mut out: Vec<Factor> = by_root.into_values().filter(|f| f.inputs > 1 && f.bases > 0).collect();
-    out.sort_by(|a, b| b.bases.cmp(&a.bases));
-    if out.len() < 2 {
-        out.clear();
-    }
-    out
-}
-
-/// Depth-first search for a line reaching goal 100 (one role), on the
-/// moves `allowed` lets through (all when `None`).
-struct Solver<'a> {
-    m: &'a mut PropnetMachine,
-    deadline: Instant,
-    allowed: Option<Vec<bool>>,
-    /// States expanded, over every search of this solver.
-    nodes: u64,
-}
-
-impl Solver<'_> {
-    fn solve(&mut self, s: &NetState, depth: u32, line: &mut Vec<u32>) -> Result<Option<bool>, MachineError> {
-        if self.m.is_terminal(s)? {
-            return Ok(Some(self.m.goal(s, 0)?.score() == 100));
-        }
-        if depth == 0 {
-            return Ok(Some(false));
-        }
-        if Instant::now() > self.deadline {
-            return Ok(None);
-        }
-        self.nodes += 1;
-        let mut moves = Vec::new();
-        self.m.legal_moves(s, 0, &mut moves)?;
-        if let Some(allowed) = &self.allowed {
-            moves.retain(|&mv| allowed.get(mv as usize).copied().unwrap_or(true));
-        }
-        for mv in moves {
-            let next = self.m.next_state(s, &[mv])?;
-            line.push(mv);
-            match self.solve(&next, depth - 1, line)? {
-                Some(true) => return Ok(Some(true)),
-                None => return Ok(None),
-                Some(false) => {}
-            }
-            line.pop();
-        }
-        Ok(Some(false))
-    }
-}
 
 /// Analyses a game on its interpreted propnet `m` built from `net` (the
 /// playout network) and `goal_net` (where the goal logic went, if split
@@ -406,52 +230,7 @@ pub fn analyse(
     // on the fourth (states of one game are alike: the split is by game).
     a.candidates = nfeat;
     let test_game = |i: usize| sample_game[i].is_multiple_of(4);
-    let mut models: Vec<Option<Model>> = vec![None; nr];
-    // The models fitted on three games in four measure what a prediction
-    // is worth below (on states of the fourth).
-    let mut train_models: Vec<Option<Model>> = vec![None; nr];
-    let train_rows: Vec<usize> = (0..features.len()).filter(|&i| !test_game(i)).collect();
-    for r in 0..nr {
-        let ys = &outcomes[r];
-        // Candidates are picked on the training games too, or their chance
-        // correlations with the held-out outcomes would inflate R².
-        let ys_train: Vec<f64> = train_rows.iter().map(|&i| ys[i]).collect();
-        let mut cands: Vec<(usize, f64)> = (0..groups.len())
-            .filter_map(|g| {
-                let xs: Vec<f64> = train_rows.iter().map(|&i| features[i][g]).collect();
-                pearson(&xs, &ys_train).filter(|c| c.abs() >= MIN_CORRELATION).map(|c| (g, c))
-            })
-            .collect();
-        cands.sort_by(|x, y| y.1.abs().total_cmp(&x.1.abs()));
-        cands.truncate(MAX_TERMS);
-        let cols: Vec<usize> = cands.iter().map(|c| c.0).collect();
-        if cols.is_empty() {
-            continue;
-        }
-        let model = |b: f64, w: Vec<f64>, r2: f64| Model {
-            intercept: b,
-            terms: cands
-                .iter()
-                .zip(w)
-                .map(|(&(g, c), w)| Term {
-                    name: groups[g].0.clone(),
-                    bases: groups[g].1.iter().map(|&i| i as u32).collect(),
-                    weight: w,
-                    correlation: c,
-                })
-                .collect(),
-            r2,
-        };
-        let Some((b, w)) = heuristic::fit(&features, ys, &cols, &|i| !test_game(i)) else { continue };
-        let pred = |i: usize| b + cols.iter().zip(&w).map(|(&c, w)| w * features[i][c]).sum::<f64>();
-        let r2 = heuristic::r_squared(ys, &pred, &test_game);
-        tracing::debug!("heuristic model for {}: {} terms, held-out R² {r2:?}", roles[r], cols.len());
-        let Some(r2) = r2.filter(|&r2| r2 >= MIN_R2) else { continue };
-        train_models[r] = Some(model(b, w, r2));
-        // Judged; now fitted on every game.
-        let Some((b, w)) = heuristic::fit(&features, ys, &cols, &|_| true) else { continue };
-        models[r] = Some(model(b, w, r2));
-    }
+    let (models, train_models) = learn::fit_models(&groups, &features, &outcomes, &test_game, &roles);
     for (r, m) in models.iter().enumerate() {
         for t in m.iter().flat_map(|m| &m.terms) {
             a.heuristics.push(Heuristic {
@@ -489,16 +268,7 @@ pub fn analyse(
                 }
             }
         }
-        // Worth is measured against random play, whose values differ
-        // little between states in many games; the search's values differ
-        // more, and of that the model says only the share it explains (in
-        // matches the full worth, up to 10 visits on a 10% model, lost
-        // pawnWhopping 1-6). So the worth is scaled by that share.
-        let worth: Vec<f64> = pairs
-            .iter()
-            .zip(&models)
-            .filter_map(|(p, m)| m.as_ref().map(|m| heuristic::prior_visits(p) * m.r2))
-            .collect();
+        let worth = learn::worth(&pairs, &models);
         let k = worth.iter().copied().fold(f64::INFINITY, f64::min);
         a.prior_visits = if k.is_finite() { k.round() as u32 } else { 0 };
         a.calibration_states = pairs.iter().map(Vec::len).max().unwrap_or(0);
