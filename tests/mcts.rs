@@ -34,20 +34,7 @@ const X_WINS: [[&str; 2]; 4] =
     [["(mark 1 1)", "noop"], ["noop", "(mark 2 1)"], ["(mark 1 2)", "noop"], ["noop", "(mark 2 2)"]];
 
 fn config(threads: usize, mode: Mode, pool: usize) -> Config {
-    Config {
-        threads,
-        mode,
-        pool,
-        exploration: 0.7,
-        pin: false,
-        seed: 7,
-        greedy: false,
-        batch: false,
-        heuristic: None,
-        factors: Vec::new(),
-        goal_max: Vec::new(),
-        expand_terminal: false,
-    }
+    Config { threads, mode, pool, exploration: 0.7, seed: 7, ..Config::default() }
 }
 
 fn search_finds_the_win<M: Simulator>(mut m: M, threads: usize, mode: Mode)

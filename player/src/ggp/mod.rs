@@ -56,14 +56,10 @@ impl PlayerArgs {
                 mode: Mode::Pipeline,
                 pool: self.pool,
                 exploration: self.exploration,
-                pin: false,
                 seed: self.seed,
-                greedy: false,
-                batch: false,
-                heuristic: None,
-                factors: Vec::new(),
-                goal_max: Vec::new(),
-                expand_terminal: false,
+                // Greedy rollouts, heuristics, factors and the rest come
+                // from the analysis when it runs.
+                ..Config::default()
             }),
             "uct" => Strategy::Uct,
             "random" => Strategy::Random,
