@@ -3,8 +3,8 @@
 //! learns a material model in checkers and solves a factored puzzle on one
 //! factor alone.
 
-use propel_runtime::analysis::analyse;
-use propel_runtime::build::{prepare, PropnetOptions};
+use propel_runtime::analysis::{analyse, Analysis};
+use propel_runtime::build::{prepare, Prepared, PropnetOptions};
 use propel_runtime::heuristic::{Evaluator, Model, Term};
 use propel_runtime::mcts::{Graph, Leaf};
 use propel_runtime::StateMachine;
@@ -54,15 +54,22 @@ fn prior_visits_steer_the_search() {
     assert!(hi - lo <= 2, "{without:?}");
 }
 
-#[test]
-fn analysis_learns_material_in_checkers() {
+/// A corpus game (`None`, said plainly, without the corpus), its prepared
+/// propnet and the analysis of it within `budget`.
+fn corpus_analysis(path: &str, budget: Duration) -> Option<(Arc<propel_compiler::Game>, Prepared, Analysis)> {
     let Some(dir) = corpus_dir() else {
         eprintln!("skipped: ../shared/games is not here");
-        return;
+        return None;
     };
-    let game = Arc::new(propel_compiler::load_file(&dir.join("base/checkersSmall.v1.kif")).unwrap());
+    let game = Arc::new(propel_compiler::load_file(&dir.join(path)).unwrap());
     let p = prepare(&game, &PropnetOptions::default()).unwrap();
-    let a = analyse(p.net(), p.goal_net(), &p.propnet(), Duration::from_secs(4), 1, true).unwrap();
+    let a = analyse(p.net(), p.goal_net(), &p.propnet(), budget, 1, true).unwrap();
+    Some((game, p, a))
+}
+
+#[test]
+fn analysis_learns_material_in_checkers() {
+    let Some((_, _, a)) = corpus_analysis("base/checkersSmall.v1.kif", Duration::from_secs(4)) else { return };
     for (r, r2) in a.roles.iter().zip(&a.heuristic_r2) {
         let r2 = r2.unwrap_or_else(|| panic!("no model for {r} ({} random games)", a.games));
         assert!(r2 > 0.2, "{r}: held-out R² {r2}");
@@ -87,13 +94,10 @@ fn analysis_learns_material_in_checkers() {
 /// 100 on the prover too.
 #[test]
 fn factored_puzzle_is_solved_and_the_line_checks_out() {
-    let Some(dir) = corpus_dir() else {
-        eprintln!("skipped: ../shared/games is not here");
+    let Some((game, _, a)) = corpus_analysis("stanford-gamemaster/bestbuttonsandlights.kif", Duration::from_secs(2))
+    else {
         return;
     };
-    let game = Arc::new(propel_compiler::load_file(&dir.join("stanford-gamemaster/bestbuttonsandlights.kif")).unwrap());
-    let p = prepare(&game, &PropnetOptions::default()).unwrap();
-    let a = analyse(p.net(), p.goal_net(), &p.propnet(), Duration::from_secs(2), 1, true).unwrap();
     assert_eq!(a.factors.len(), 9, "{:?}", a.factors);
     let sol = a.puzzle.as_ref().unwrap_or_else(|| panic!("not solved: {}", a.puzzle_note));
     assert!(a.puzzle_note.contains("factor"), "{}", a.puzzle_note);
@@ -113,13 +117,7 @@ fn factored_puzzle_is_solved_and_the_line_checks_out() {
 /// search finds the immediate win on the normal board.
 #[test]
 fn factored_search_finds_a_win_on_one_board() {
-    let Some(dir) = corpus_dir() else {
-        eprintln!("skipped: ../shared/games is not here");
-        return;
-    };
-    let game = Arc::new(propel_compiler::load_file(&dir.join("base/dualConnect4.kif")).unwrap());
-    let p = prepare(&game, &PropnetOptions::default()).unwrap();
-    let a = analyse(p.net(), p.goal_net(), &p.propnet(), Duration::from_millis(500), 1, true).unwrap();
+    let Some((_, p, a)) = corpus_analysis("base/dualConnect4.kif", Duration::from_millis(500)) else { return };
     let factors: Vec<Vec<u32>> = a.factors.iter().map(|f| f.moves.clone()).collect();
     assert_eq!(factors.len(), 2, "{:?}", a.factors);
     let mut m = p.propnet();

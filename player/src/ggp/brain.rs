@@ -85,9 +85,9 @@ where
         let roles = m.roles().to_vec();
         let state = m.initial_state()?;
         // Factors need moves the machine can index (not the prover's).
-        let indexed = || -> Result<bool> {
+        let mut indexed = || -> Result<bool> {
             let mut moves = Vec::new();
-            m.clone().legal_moves(&state, 0, &mut moves)?;
+            m.legal_moves(&state, 0, &mut moves)?;
             Ok(moves.first().is_some_and(|&mv| m.move_index(mv).is_some()))
         };
         let engine = match strategy {

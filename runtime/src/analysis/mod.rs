@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 /// A candidate heuristic and what the samples said of it.
 #[derive(Clone, Debug)]
 pub struct Heuristic {
-    /// e.g. `count (cell _ _ white)`, `mobility white`.
+    /// e.g. `count (cell _ _ white)`.
     pub name: String,
     /// The role whose outcome it predicts.
     pub role: usize,
