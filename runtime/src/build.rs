@@ -50,6 +50,8 @@ pub struct Built {
     pub demand: Vec<String>,
     /// The playout network before the split (the one `check --propnet` shows).
     pub net: Propnet,
+    /// The goal network, when the goal logic was split off.
+    pub goal_net: Option<Propnet>,
 }
 
 /// A base must change on at least this share of steps to split on it.
@@ -254,7 +256,7 @@ pub fn propnet_machine(game: &Arc<Game>, opts: &PropnetOptions) -> Result<Built,
     let p = prepare(game, opts)?;
     let machine = p.propnet();
     let Prepared { compiled: c, split, .. } = p;
-    Ok(Built { machine, report: c.report, split: split.map(|s| s.report), demand: c.demand, net: c.net })
+    Ok(Built { machine, report: c.report, split: split.map(|s| s.report), demand: c.demand, net: c.net, goal_net: c.goal_net })
 }
 
 /// A JIT machine: what it took to build, and the machine.

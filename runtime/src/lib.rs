@@ -6,6 +6,7 @@
 pub mod analysis;
 pub mod aot;
 pub mod build;
+mod goals;
 pub mod heuristic;
 pub mod lanes;
 pub mod machine;

@@ -20,7 +20,8 @@
 //!   component's least fixed point from its outside inputs.
 
 use crate::machine::{MachineError, StateMachine};
-use propel_compiler::propnet::{Evaluator, Kind, Propnet};
+use crate::goals::GoalProgram;
+use propel_compiler::propnet::{Kind, Propnet};
 use std::sync::Arc;
 
 const NONE: u32 = u32::MAX;
@@ -78,14 +79,7 @@ pub struct Topology {
     /// Goals read from the playout network, or None when they live in a
     /// separate goal network.
     goals: Vec<(u32, u8, u32)>,
-    goal_net: Option<Arc<GoalNet>>,
-}
-
-/// A network evaluated from scratch, for goals at terminal states.
-#[derive(Debug)]
-struct GoalNet {
-    net: Propnet,
-    order: Evaluator,
+    goal_net: Option<Arc<GoalProgram>>,
 }
 
 fn counter0(kind: Kind, n: usize) -> i32 {
@@ -108,11 +102,11 @@ impl Topology {
     /// Builds the topology of `net`; `goal_net`, when given, computes the
     /// goals instead of `net`'s goal outputs.
     pub fn new(net: &Propnet, goal_net: Option<Propnet>) -> Topology {
-        Topology::with_goal_net(net, goal_net.map(|net| Arc::new(GoalNet { order: Evaluator::new(&net), net })))
+        Topology::with_goal_net(net, goal_net.map(|net| Arc::new(GoalProgram::new(&net))))
     }
 
     /// As [`Topology::new`], sharing a goal network already built.
-    fn with_goal_net(net: &Propnet, goal_net: Option<Arc<GoalNet>>) -> Topology {
+    fn with_goal_net(net: &Propnet, goal_net: Option<Arc<GoalProgram>>) -> Topology {
         let n = net.len();
         // Inputs numbered by role, then name: a role's moves are one
         // contiguous range of the legal bitset, already in sorted order.
@@ -247,6 +241,9 @@ pub struct Engine {
     scratch: Vec<i32>,
     scratch_val: Vec<bool>,
     want: Vec<u64>,
+    /// The goal network's values, for the state in `goal_for`.
+    goal_val: Vec<u8>,
+    goal_for: Option<Vec<u64>>,
 }
 
 #[inline]
@@ -269,6 +266,8 @@ impl Engine {
             scratch: vec![0; n],
             scratch_val: vec![false; n],
             want: Vec::new(),
+            goal_val: Vec::new(),
+            goal_for: None,
             topo,
         };
         // Every component whose output is true with nothing set (TRUE,
@@ -546,7 +545,7 @@ impl Engine {
         &self.next
     }
 
-    fn goal_values_now(&self, role: usize, out: &mut Vec<u8>) {
+    fn goal_values_now(&mut self, role: usize, out: &mut Vec<u8>) {
         out.clear();
         match &self.topo.goal_net {
             None => {
@@ -557,15 +556,14 @@ impl Engine {
                 }
             }
             Some(g) => {
-                let bases: Vec<bool> =
-                    (0..self.topo.base_comp.len()).map(|i| self.bases[i / 64] >> (i % 64) & 1 == 1).collect();
-                let mut val = Vec::new();
-                g.order.eval(&g.net, &bases, &vec![false; g.net.inputs.len()], &mut val);
-                for goal in &g.net.goals {
-                    if goal.role as usize == role && val[goal.comp as usize] {
-                        out.push(goal.value);
-                    }
+                // Every role's goal is read at the same terminal state:
+                // evaluate once per state.
+                if self.goal_for.as_deref() != Some(&self.bases[..]) {
+                    g.eval(&self.bases, &mut self.goal_val);
+                    let f = self.goal_for.get_or_insert_with(Vec::new);
+                    f.clone_from(&self.bases);
                 }
+                g.role_values(&self.goal_val, role, out);
             }
         }
         out.sort_unstable();

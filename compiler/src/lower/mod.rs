@@ -206,6 +206,9 @@ fn isa(pic: bool, opt: &str) -> Result<cranelift_codegen::isa::OwnedTargetIsa, L
     // PROPEL_OPT_LEVEL (none, speed, speed_and_size) overrides both levels.
     let opt = std::env::var("PROPEL_OPT_LEVEL").unwrap_or_else(|_| opt.to_string());
     set(&mut flags, "opt_level", &opt)?;
+    if let Ok(ra) = std::env::var("PROPEL_REGALLOC") {
+        set(&mut flags, "regalloc_algorithm", &ra)?;
+    }
     set(&mut flags, "is_pic", if pic { "true" } else { "false" })?;
     set(&mut flags, "use_colocated_libcalls", "false")?;
     // The verifier checks every function in debug builds and tests.

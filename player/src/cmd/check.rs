@@ -143,6 +143,16 @@ fn print_propnet(a: &Args, game: &std::sync::Arc<propel_compiler::Game>) -> Resu
             s.seconds
         );
     }
+    match &built.goal_net {
+        Some(g) => {
+            let c = g.counts();
+            println!(
+                "goals:    a separate goal network, evaluated at terminal states: {} components, {} edges",
+                c.total, c.edges
+            );
+        }
+        None => println!("goals:    read from the playout network"),
+    }
     let l = built.net.latches();
     let names = |v: &[usize]| -> String {
         let mut n: Vec<&str> = v.iter().take(6).map(|&i| built.net.bases[i].name.as_str()).collect();
