@@ -256,7 +256,14 @@ pub fn propnet_machine(game: &Arc<Game>, opts: &PropnetOptions) -> Result<Built,
     let p = prepare(game, opts)?;
     let machine = p.propnet();
     let Prepared { compiled: c, split, .. } = p;
-    Ok(Built { machine, report: c.report, split: split.map(|s| s.report), demand: c.demand, net: c.net, goal_net: c.goal_net })
+    Ok(Built {
+        machine,
+        report: c.report,
+        split: split.map(|s| s.report),
+        demand: c.demand,
+        net: c.net,
+        goal_net: c.goal_net,
+    })
 }
 
 /// A JIT machine: what it took to build, and the machine.

@@ -140,7 +140,8 @@ impl GoalProgram {
     #[inline]
     fn gate(&self, g: &Gate, val: &[u8]) -> u8 {
         let ins = &self.args[g.start as usize..(g.start + g.len) as usize];
-        let v = if g.any { ins.iter().any(|&i| val[i as usize] != 0) } else { ins.iter().all(|&i| val[i as usize] != 0) };
+        let v =
+            if g.any { ins.iter().any(|&i| val[i as usize] != 0) } else { ins.iter().all(|&i| val[i as usize] != 0) };
         (v != g.negate) as u8
     }
 }

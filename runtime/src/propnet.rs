@@ -19,8 +19,8 @@
 //!   arriving in a cyclic component schedules a recomputation of that
 //!   component's least fixed point from its outside inputs.
 
-use crate::machine::{MachineError, StateMachine};
 use crate::goals::GoalProgram;
+use crate::machine::{MachineError, StateMachine};
 use propel_compiler::propnet::{Kind, Propnet};
 use std::sync::Arc;
 

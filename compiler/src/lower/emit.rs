@@ -4,13 +4,14 @@
 //! The propagation code has the topology baked in: each component that
 //! can flip owns a block of straight-line updates of its readers' counters
 //! at fixed offsets (load, add, store, sign-flip test, branch-free push).
-//! Components are grouped into chunk functions of [`CHUNK`] ids; a chunk
-//! function pops the work stack and jumps, through one `br_table`, to the
-//! block of the component popped, for as long as the top of the stack lies
-//! in its chunk. Chunking keeps functions small, so compile time grows
-//! linearly with the network.
+//! Components are grouped into chunk functions of consecutive ids, cut
+//! where the updates would pass [`CHUNK_UPDATES`]; a chunk function pops
+//! the work stack and jumps, through one `br_table`, to the block of the
+//! component popped, for as long as the top of the stack lies in its
+//! chunk. Chunking keeps functions small, so compile time grows linearly
+//! with the network.
 
-use super::layout::{counter0, words, Layout};
+use super::layout::{counter0, counts_down, words, Layout};
 use crate::propnet::{Evaluator, Kind, Propnet};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64, I8};
@@ -19,10 +20,17 @@ use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
 use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module, ModuleError};
 
-/// Components per propagation function.
-pub const CHUNK: u32 = 1024;
-const CHUNK_SHIFT: u32 = 10;
+/// Chunks are made of groups of `1 << GROUP_SHIFT` consecutive ids.
+const GROUP_SHIFT: u32 = 6;
+/// A chunk takes groups while it has at most this many counter updates...
+const CHUNK_UPDATES: usize = 8192;
+/// ... and at most this many ids. Small functions keep code generation
+/// time linear (register allocation slows down on very large ones); large
+/// ones make fewer calls between chunks while propagating.
+const CHUNK_IDS: u32 = 1024;
 const NONE: u32 = u32::MAX;
+/// A leaf table entry for a leaf set by its own code.
+const SPECIAL: u32 = u32::MAX;
 
 /// The functions a machine library exports, by symbol name.
 pub const EXPORTS: [&str; 13] = [
@@ -64,6 +72,8 @@ pub(crate) struct Emitter<'a, M: Module> {
     prefix: String,
     /// Instructions emitted so far (roughly: updates), for reports.
     pub(crate) edges: usize,
+    /// Each chunk function's ids: (first, end).
+    chunks: Vec<(u32, u32)>,
 }
 
 /// One engine's functions (one network's machine), all taking the
@@ -119,6 +129,7 @@ impl<'a, M: Module> Emitter<'a, M> {
             mem: MemFlagsData::trusted(),
             prefix: prefix.to_string(),
             edges: 0,
+            chunks: Vec::new(),
         }
     }
 
@@ -139,7 +150,8 @@ impl<'a, M: Module> Emitter<'a, M> {
         // Declarations first, so that bodies can call each other.
         let inst_ret_i32 = self.sig(&[I64], Some(I32));
         let inst_only = self.sig(&[I64], None);
-        let nchunks = (self.net.len() as u32).div_ceil(CHUNK);
+        self.chunks = self.chunk_ranges();
+        let nchunks = self.chunks.len() as u32;
         let mut chunks = Vec::new();
         for k in 0..nchunks {
             chunks.push(self.declare(&format!("{p}_chunk_{k}"), Linkage::Local, &inst_ret_i32)?);
@@ -161,6 +173,10 @@ impl<'a, M: Module> Emitter<'a, M> {
         let goals = self.declare(&format!("{p}_goals"), Linkage::Local, &goals_sig)?;
         let step = self.declare(&format!("{p}_step"), Linkage::Local, &ptr_ret_i32)?;
         let image_id = self.data(&format!("{p}_image"), image)?;
+        let base_comps: Vec<u32> = self.net.bases.iter().map(|b| b.comp).collect();
+        let input_comps: Vec<u32> = self.net.inputs.iter().map(|i| i.comp).collect();
+        let base_table = self.leaf_table(&format!("{p}_base_leaves"), &base_comps)?;
+        let input_table = self.leaf_table(&format!("{p}_input_leaves"), &input_comps)?;
 
         for k in 0..nchunks {
             self.emit_chunk(chunks[k as usize], k)?;
@@ -171,8 +187,8 @@ impl<'a, M: Module> Emitter<'a, M> {
         self.emit_drain(drain, &chunks, &cycle_fns)?;
         self.emit_eval_goals(eval_goals)?;
         self.emit_init(init, image_id)?;
-        self.emit_set_state(set_state, drain)?;
-        self.emit_set_joint(set_joint, drain)?;
+        self.emit_set_state(set_state, drain, base_table)?;
+        self.emit_set_joint(set_joint, drain, input_table)?;
         self.emit_terminal(terminal)?;
         self.emit_legal(legal)?;
         self.emit_goals(goals, eval_goals)?;
@@ -189,6 +205,92 @@ impl<'a, M: Module> Emitter<'a, M> {
         Ok(id)
     }
 
+    /// A table of one `u32` per leaf: its component, or [`SPECIAL`] for a
+    /// leaf that needs its own code (one with triggers or no readers). Most
+    /// leaves are then set by one generic piece of code instead of a block
+    /// each, which kept `set_joint` at hundreds of thousands of
+    /// instructions on games with many moves.
+    fn leaf_table(&mut self, name: &str, comps: &[u32]) -> Result<DataId, ModuleError> {
+        let mut bytes = Vec::with_capacity(4 * comps.len());
+        for &c in comps {
+            let e = if self.leaf_is_special(c) { SPECIAL } else { c };
+            bytes.extend_from_slice(&e.to_le_bytes());
+        }
+        self.data(name, bytes)
+    }
+
+    fn leaf_is_special(&self, c: u32) -> bool {
+        !self.triggers[c as usize].is_empty() || self.fanout[c as usize].is_empty()
+    }
+
+    /// Sets leaf `index` (of the table `table`, a `u32` per leaf) to `v`
+    /// (i32 0 or 1): through the generic code when its entry is a
+    /// component, else through `special`, the block for leaves that need
+    /// their own code.
+    #[allow(clippy::too_many_arguments)]
+    fn set_leaf_from_table(
+        &self,
+        b: &mut FunctionBuilder,
+        inst: Value,
+        table: Value,
+        index: Value,
+        v: Value,
+        sp_var: Variable,
+        special: Block,
+        after: Block,
+    ) {
+        let i = b.ins().uextend(I64, index);
+        let o = b.ins().ishl_imm_u(i, 2);
+        let a = b.ins().iadd(table, o);
+        let e = b.ins().load(I32, self.mem, a, 0);
+        let is_special = b.ins().icmp_imm_s(IntCC::Equal, e, SPECIAL as i64);
+        let generic = b.create_block();
+        b.ins().brif(is_special, special, &[], generic, &[]);
+        b.switch_to_block(generic);
+        let neg = b.ins().ineg(v);
+        let w = b.ins().uextend(I64, e);
+        let o = b.ins().ishl_imm_u(w, 2);
+        let a = b.ins().iadd(inst, o);
+        b.ins().store(self.mem, neg, a, self.layout.counters as i32);
+        let twice = b.ins().ishl_imm_u(e, 1);
+        let entry = b.ins().iadd(twice, v);
+        let sp = b.use_var(sp_var);
+        let addr = stack_addr(b, inst, sp, self.layout);
+        b.ins().store(self.mem, entry, addr, 0);
+        let sp = b.ins().iadd_imm_s(sp, 1);
+        b.def_var(sp_var, sp);
+        b.ins().jump(after, &[]);
+    }
+
+    /// A switch on `index` over `leaves` ((index, component) pairs), each
+    /// case setting its leaf to `v` and going on to `after`.
+    #[allow(clippy::too_many_arguments)]
+    fn leaf_switch(
+        &mut self,
+        b: &mut FunctionBuilder,
+        inst: Value,
+        sp_var: Variable,
+        leaves: &[(u32, u32)],
+        index: Value,
+        v: i64,
+        after: Block,
+    ) {
+        let mut sw = Switch::new();
+        let mut hs = Vec::new();
+        for &(i, comp) in leaves {
+            let blk = b.create_block();
+            sw.set_entry(i as u128, blk);
+            hs.push((blk, comp));
+        }
+        sw.emit(b, index, after);
+        for (blk, comp) in hs {
+            b.switch_to_block(blk);
+            let v = b.ins().iconst(I32, v);
+            self.set_leaf(b, inst, comp, v, sp_var);
+            b.ins().jump(after, &[]);
+        }
+    }
+
     /// Starts a function body: returns the builder's function and the
     /// entry block (with the parameters appended).
     fn begin(&mut self, id: FuncId) -> Function {
@@ -203,19 +305,40 @@ impl<'a, M: Module> Emitter<'a, M> {
         r
     }
 
+    /// Cuts the ids into chunks: whole groups, up to [`CHUNK_UPDATES`]
+    /// updates (more only for a group that has more alone) and
+    /// [`CHUNK_IDS`] ids.
+    fn chunk_ranges(&self) -> Vec<(u32, u32)> {
+        let n = self.net.len() as u32;
+        let group = 1u32 << GROUP_SHIFT;
+        let mut out = Vec::new();
+        let (mut lo, mut updates) = (0u32, 0usize);
+        for g in 0..n.div_ceil(group) {
+            let (a, b) = (g * group, ((g + 1) * group).min(n));
+            let u: usize = (a..b).map(|c| self.fanout[c as usize].len()).sum();
+            if a > lo && (updates + u > CHUNK_UPDATES || b - lo > CHUNK_IDS) {
+                out.push((lo, a));
+                (lo, updates) = (a, 0);
+            }
+            updates += u;
+        }
+        if lo < n || out.is_empty() {
+            out.push((lo, n));
+        }
+        out
+    }
+
     fn chunk_has_code(&self, k: u32) -> bool {
-        let lo = (k * CHUNK) as usize;
-        let hi = ((k + 1) * CHUNK).min(self.net.len() as u32) as usize;
-        (lo..hi).any(|c| !self.fanout[c].is_empty())
+        let (lo, hi) = self.chunks[k as usize];
+        (lo..hi).any(|c| !self.fanout[c as usize].is_empty())
     }
 
     /// One propagation chunk: pop and propagate while the top of the stack
     /// is in this chunk. Returns -1 when the stack is empty, -2 when it is
-    /// about to overflow, else the chunk of the entry on top.
+    /// about to overflow, 0 when the entry on top is another chunk's.
     fn emit_chunk(&mut self, id: FuncId, k: u32) -> Result<(), ModuleError> {
         let mut func = self.begin(id);
-        let lo = k * CHUNK;
-        let hi = ((k + 1) * CHUNK).min(self.net.len() as u32);
+        let (lo, hi) = self.chunks[k as usize];
         let maxfan = (lo..hi).map(|c| self.fanout[c as usize].len()).max().unwrap_or(0) as i64;
         let comps: Vec<u32> = (lo..hi).filter(|&c| !self.fanout[c as usize].is_empty()).collect();
         let layout = self.layout.clone();
@@ -231,23 +354,23 @@ impl<'a, M: Module> Emitter<'a, M> {
             let leave = b.create_block();
             b.switch_to_block(entry);
             let inst = b.block_params(entry)[0];
-            let sp_var = b.declare_var(I32);
-            let d_var = b.declare_var(I32);
-            let sp0 = b.ins().load(I32, mem, inst, layout.sp as i32);
-            b.def_var(sp_var, sp0);
+            let stack = Stack::open(&mut b, inst, &layout);
+            let flip = Flip::declare(&mut b);
+            // Above this address a block's pushes could pass the capacity.
+            let limit = b.ins().iadd_imm_s(stack.base, 4 * (layout.stack_cap as i64 - maxfan));
             b.ins().jump(head, &[]);
 
             // head: empty? overflow? foreign chunk?
             b.switch_to_block(head);
-            let sp = b.use_var(sp_var);
+            let spa = b.use_var(stack.top);
             let ret_var = b.declare_var(I32);
             let minus1 = b.ins().iconst(I32, -1);
             b.def_var(ret_var, minus1);
             let not_empty = b.create_block();
-            b.ins().brif(sp, not_empty, &[], leave, &[]);
+            let empty = b.ins().icmp(IntCC::Equal, spa, stack.base);
+            b.ins().brif(empty, leave, &[], not_empty, &[]);
             b.switch_to_block(not_empty);
-            let room = b.ins().iadd_imm_s(sp, maxfan);
-            let full = b.ins().icmp_imm_s(IntCC::UnsignedGreaterThan, room, layout.stack_cap as i64);
+            let full = b.ins().icmp(IntCC::UnsignedGreaterThan, spa, limit);
             let not_full = b.create_block();
             let overflow = b.create_block();
             b.ins().brif(full, overflow, &[], not_full, &[]);
@@ -256,26 +379,23 @@ impl<'a, M: Module> Emitter<'a, M> {
             b.def_var(ret_var, minus2);
             b.ins().jump(leave, &[]);
             b.switch_to_block(not_full);
-            let top = b.ins().iadd_imm_s(sp, -1);
-            let addr = stack_addr(&mut b, inst, top, &layout);
-            let e = b.ins().load(I32, mem, addr, 0);
+            let top = b.ins().iadd_imm_s(spa, -4);
+            let e = b.ins().load(I32, mem, top, 0);
             let c = b.ins().ushr_imm_u(e, 1);
-            let chunk = b.ins().ushr_imm_u(c, CHUNK_SHIFT as i64);
-            let mine = b.ins().icmp_imm_s(IntCC::Equal, chunk, k as i64);
+            let rel = b.ins().iadd_imm_s(c, -(lo as i64));
+            let mine = b.ins().icmp_imm_s(IntCC::UnsignedLessThan, rel, (hi - lo) as i64);
             let other = b.create_block();
             b.ins().brif(mine, pop, &[], other, &[]);
             b.switch_to_block(other);
-            b.def_var(ret_var, chunk);
+            let zero = b.ins().iconst(I32, 0);
+            b.def_var(ret_var, zero);
             b.ins().jump(leave, &[]);
 
             // pop: take the entry, jump to its component's block.
             b.switch_to_block(pop);
-            b.def_var(sp_var, top);
+            b.def_var(stack.top, top);
             let up = b.ins().band_imm_s(e, 1);
-            let twice = b.ins().ishl_imm_u(up, 1);
-            let d = b.ins().iadd_imm_s(twice, -1);
-            b.def_var(d_var, d);
-            let rel = b.ins().iadd_imm_s(c, -(lo as i64));
+            flip.define(&mut b, up);
             let mut sw = Switch::new();
             let mut blocks: Vec<(u32, Block)> = Vec::with_capacity(comps.len());
             for &cc in &comps {
@@ -286,17 +406,16 @@ impl<'a, M: Module> Emitter<'a, M> {
             sw.emit(&mut b, rel, head);
             for (cc, blk) in blocks {
                 b.switch_to_block(blk);
-                let d = b.use_var(d_var);
+                let fl = flip.values(&mut b);
                 let fans = self.fanout[cc as usize].clone();
                 for f in fans {
-                    self.update(&mut b, inst, f, d, sp_var);
+                    self.update(&mut b, inst, f, fl, stack.top);
                 }
                 b.ins().jump(head, &[]);
             }
 
             b.switch_to_block(leave);
-            let sp = b.use_var(sp_var);
-            b.ins().store(mem, sp, inst, layout.sp as i32);
+            stack.close(&mut b, inst, &layout);
             let r = b.use_var(ret_var);
             b.ins().return_(&[r]);
             b.seal_all_blocks();
@@ -306,27 +425,32 @@ impl<'a, M: Module> Emitter<'a, M> {
         self.finish(id, func)
     }
 
-    /// Adds `d` (+1/-1, or 0) to component `f`'s counter and, when its
-    /// output flips, updates its triggers and pushes it: all branch-free.
-    fn update(&mut self, b: &mut FunctionBuilder, inst: Value, f: u32, d: Value, sp_var: Variable) {
+    /// Adds `fl.d` (+1/-1, or 0) to component `f`'s counter (subtracts it
+    /// when `f` counts down) and, when its output flips, updates its
+    /// triggers and pushes it. A flip is the update's overflow (see
+    /// [`counts_down`]); the push is branch-free: the entry is always
+    /// written and the top moves by 4 bytes only on a flip.
+    fn update(&mut self, b: &mut FunctionBuilder, inst: Value, f: u32, fl: FlipValues, top: Variable) {
         let mem = self.mem;
         let off = (self.layout.counters + 4 * f) as i32;
         let before = b.ins().load(I32, mem, inst, off);
-        let after = b.ins().iadd(before, d);
+        let down = counts_down(self.net.kind(f));
+        let (after, flipped) =
+            if down { b.ins().ssub_overflow(before, fl.d) } else { b.ins().sadd_overflow(before, fl.d) };
         b.ins().store(mem, after, inst, off);
         self.edges += 1;
         let s = self.scc_of[f as usize];
         if s != NONE {
             // A decrement may leave a cycle supporting itself: recompute it.
-            let neg = b.ins().icmp_imm_s(IntCC::SignedLessThan, d, 0);
+            let neg = b.ins().icmp_imm_s(IntCC::SignedLessThan, fl.d, 0);
             let poff = (self.layout.pending + s) as i32;
             let flag = b.ins().load(I8, mem, inst, poff);
             let flag = b.ins().bor(flag, neg);
             b.ins().store(mem, flag, inst, poff);
         }
-        let sign = b.ins().ushr_imm_u(after, 31);
-        let x = b.ins().bxor(before, after);
-        let flipped = b.ins().ushr_imm_u(x, 31);
+        // The output after a flip: the input's direction, reversed for a
+        // gate that counts down.
+        let now = if down { fl.down } else { fl.up };
         if !self.triggers[f as usize].is_empty() {
             // Legal and next bits change only on a flip (rare): a branch
             // is cheaper than rewriting a shared bitset word every time.
@@ -334,17 +458,18 @@ impl<'a, M: Module> Emitter<'a, M> {
             let cont = b.create_block();
             b.ins().brif(flipped, trig, &[], cont, &[]);
             b.switch_to_block(trig);
-            self.set_triggers(b, inst, f, sign);
+            self.set_triggers(b, inst, f, now);
             b.ins().jump(cont, &[]);
             b.switch_to_block(cont);
         }
         if !self.fanout[f as usize].is_empty() {
-            let entry = b.ins().iadd_imm_s(sign, (f as i64) << 1);
-            let sp = b.use_var(sp_var);
-            let addr = stack_addr(b, inst, sp, self.layout);
-            b.ins().store(mem, entry, addr, 0);
-            let sp = b.ins().iadd(sp, flipped);
-            b.def_var(sp_var, sp);
+            let entry = b.ins().iadd_imm_s(now, (f as i64) << 1);
+            let spa = b.use_var(top);
+            b.ins().store(mem, entry, spa, 0);
+            let wide = b.ins().uextend(I64, flipped);
+            let step = b.ins().ishl_imm_u(wide, 2);
+            let spa = b.ins().iadd(spa, step);
+            b.def_var(top, spa);
         }
     }
 
@@ -447,13 +572,12 @@ impl<'a, M: Module> Emitter<'a, M> {
             }
             b.ins().brif(changed, iterate, &[], install, &[]);
             b.switch_to_block(install);
-            let sp_var = b.declare_var(I32);
-            let sp0 = b.ins().load(I32, mem, inst, layout.sp as i32);
-            b.def_var(sp_var, sp0);
+            let stack = Stack::open(&mut b, inst, &layout);
             for (k, &m) in members.iter().enumerate() {
                 let out = outside(&mut b, m);
-                let base = b.ins().iadd_imm_s(out, counter0(net.kind(m), net.inputs_of(m).len()) as i64);
-                let cnt = inside(&mut b, m, base);
+                let on = inside(&mut b, m, out);
+                let c0 = b.ins().iconst(I32, counter0(net.kind(m), net.inputs_of(m).len()) as i64);
+                let cnt = if counts_down(net.kind(m)) { b.ins().isub(c0, on) } else { b.ins().iadd(c0, on) };
                 let off = (layout.counters + 4 * m) as i32;
                 let old = b.ins().load(I32, mem, inst, off);
                 b.ins().store(mem, cnt, inst, off);
@@ -465,13 +589,14 @@ impl<'a, M: Module> Emitter<'a, M> {
                 let twice = b.ins().ishl_imm_u(new_sign, 1);
                 let pm = b.ins().iadd_imm_s(twice, -1);
                 let d = b.ins().imul(pm, changed);
+                let down = b.ins().bxor_imm_s(new_sign, 1);
+                let fl = FlipValues { d, up: new_sign, down };
                 let fans: Vec<u32> = self.fanout[m as usize].iter().copied().filter(|f| !pos.contains_key(f)).collect();
                 for f in fans {
-                    self.update(&mut b, inst, f, d, sp_var);
+                    self.update(&mut b, inst, f, fl, stack.top);
                 }
             }
-            let sp = b.use_var(sp_var);
-            b.ins().store(mem, sp, inst, layout.sp as i32);
+            stack.close(&mut b, inst, &layout);
             b.ins().return_(&[]);
             b.seal_all_blocks();
             b.finalize(fc);
@@ -510,7 +635,7 @@ impl<'a, M: Module> Emitter<'a, M> {
             let top = b.ins().iadd_imm_s(sp, -1);
             let addr = stack_addr(&mut b, inst, top, &layout);
             let e = b.ins().load(I32, mem, addr, 0);
-            let k = b.ins().ushr_imm_u(e, 1 + CHUNK_SHIFT as i64);
+            let g = b.ins().ushr_imm_u(e, 1 + GROUP_SHIFT as i64);
             let mut sw = Switch::new();
             let mut calls = Vec::new();
             for (i, &f) in chunk_refs.iter().enumerate() {
@@ -518,10 +643,13 @@ impl<'a, M: Module> Emitter<'a, M> {
                     continue;
                 }
                 let blk = b.create_block();
-                sw.set_entry(i as u128, blk);
+                let (lo, hi) = self.chunks[i];
+                for g in lo >> GROUP_SHIFT..hi.div_ceil(1 << GROUP_SHIFT) {
+                    sw.set_entry(g as u128, blk);
+                }
                 calls.push((blk, f));
             }
-            sw.emit(&mut b, k, bad);
+            sw.emit(&mut b, g, bad);
             for (blk, f) in calls {
                 b.switch_to_block(blk);
                 let call = b.ins().call(f, &[inst]);
@@ -684,9 +812,10 @@ impl<'a, M: Module> Emitter<'a, M> {
 
     /// Makes the state `bits` current (only the bases that differ are
     /// touched), then propagates. Returns what `drain` returns.
-    fn emit_set_state(&mut self, id: FuncId, drain: FuncId) -> Result<(), ModuleError> {
+    fn emit_set_state(&mut self, id: FuncId, drain: FuncId, table: DataId) -> Result<(), ModuleError> {
         let mut func = self.begin(id);
         let drain_ref = self.module.declare_func_in_func(drain, &mut func);
+        let table_gv = self.module.declare_data_in_func(table, &mut func);
         let mem = self.mem;
         let layout = self.layout.clone();
         let bases: Vec<u32> = self.net.bases.iter().map(|b| b.comp).collect();
@@ -699,11 +828,14 @@ impl<'a, M: Module> Emitter<'a, M> {
             b.switch_to_block(entry);
             let inst = b.block_params(entry)[0];
             let bits = b.block_params(entry)[1];
+            let table = b.ins().symbol_value(I64, table_gv);
             let sp_var = b.declare_var(I32);
             let sp0 = b.ins().load(I32, mem, inst, layout.sp as i32);
             b.def_var(sp_var, sp0);
             let diff_var = b.declare_var(I64);
             let new_var = b.declare_var(I64);
+            let v_var = b.declare_var(I32);
+            let i_var = b.declare_var(I32);
             for w in 0..words(layout.bases) {
                 let new = b.ins().load(I64, mem, bits, (8 * w) as i32);
                 let off = (layout.base_bits + 8 * w) as i32;
@@ -728,8 +860,14 @@ impl<'a, M: Module> Emitter<'a, M> {
                 let sh = b.ins().ushr(new, bit);
                 let v = b.ins().band_imm_s(sh, 1);
                 let v = b.ins().ireduce(I32, v);
-                let v_var = b.declare_var(I32);
                 b.def_var(v_var, v);
+                let bit = b.ins().ireduce(I32, bit);
+                let i = b.ins().iadd_imm_s(bit, 64 * w as i64);
+                b.def_var(i_var, i);
+                let special = b.create_block();
+                self.set_leaf_from_table(&mut b, inst, table, i, v, sp_var, special, lp);
+                // Leaves with their own code: a switch over this word's.
+                b.switch_to_block(special);
                 let mut sw = Switch::new();
                 let mut handlers = Vec::new();
                 for j in 0..64u32 {
@@ -737,11 +875,14 @@ impl<'a, M: Module> Emitter<'a, M> {
                     if i >= layout.bases {
                         break;
                     }
-                    let blk = b.create_block();
-                    sw.set_entry(j as u128, blk);
-                    handlers.push((blk, bases[i as usize]));
+                    if self.leaf_is_special(bases[i as usize]) {
+                        let blk = b.create_block();
+                        sw.set_entry(i as u128, blk);
+                        handlers.push((blk, bases[i as usize]));
+                    }
                 }
-                sw.emit(&mut b, bit, lp);
+                let i = b.use_var(i_var);
+                sw.emit(&mut b, i, lp);
                 for (blk, comp) in handlers {
                     b.switch_to_block(blk);
                     let v = b.use_var(v_var);
@@ -765,15 +906,14 @@ impl<'a, M: Module> Emitter<'a, M> {
     /// Plays `moves` (one input index per role, in role order), then
     /// propagates. Returns what `drain` returns, or 3 for a move that is
     /// not one of the role's inputs.
-    fn emit_set_joint(&mut self, id: FuncId, drain: FuncId) -> Result<(), ModuleError> {
+    fn emit_set_joint(&mut self, id: FuncId, drain: FuncId, table: DataId) -> Result<(), ModuleError> {
         let mut func = self.begin(id);
         let drain_ref = self.module.declare_func_in_func(drain, &mut func);
+        let table_gv = self.module.declare_data_in_func(table, &mut func);
         let mem = self.mem;
         let layout = self.layout.clone();
-        let mut role_inputs: Vec<Vec<(u32, u32)>> = vec![Vec::new(); self.net.roles.len()];
-        for (i, inp) in self.net.inputs.iter().enumerate() {
-            role_inputs[inp.role as usize].push((i as u32, inp.comp));
-        }
+        let ranges = self.role_ranges();
+        let inputs: Vec<u32> = self.net.inputs.iter().map(|i| i.comp).collect();
         let fc = self.module.isa().frontend_config();
         let mut fctx = std::mem::take(&mut self.fctx);
         {
@@ -783,11 +923,12 @@ impl<'a, M: Module> Emitter<'a, M> {
             b.switch_to_block(entry);
             let inst = b.block_params(entry)[0];
             let moves = b.block_params(entry)[1];
+            let table = b.ins().symbol_value(I64, table_gv);
             let bad = b.create_block();
             let sp_var = b.declare_var(I32);
             let sp0 = b.ins().load(I32, mem, inst, layout.sp as i32);
             b.def_var(sp_var, sp0);
-            for (r, inputs) in role_inputs.iter().enumerate() {
+            for (r, &(lo, hi)) in ranges.iter().enumerate() {
                 let m = b.ins().load(I32, mem, moves, (4 * r) as i32);
                 let off = (layout.role_input + 4 * r as u32) as i32;
                 let old = b.ins().load(I32, mem, inst, off);
@@ -795,42 +936,36 @@ impl<'a, M: Module> Emitter<'a, M> {
                 let change = b.create_block();
                 let clear = b.create_block();
                 let set = b.create_block();
+                let valid = b.create_block();
                 let next = b.create_block();
                 b.ins().brif(same, next, &[], change, &[]);
                 b.switch_to_block(change);
                 let none = b.ins().icmp_imm_s(IntCC::Equal, old, NONE as i64);
                 b.ins().brif(none, set, &[], clear, &[]);
+                // The role's special inputs, each with its own block.
+                let special: Vec<(u32, u32)> =
+                    (lo..hi).map(|i| (i, inputs[i as usize])).filter(|&(_, c)| self.leaf_is_special(c)).collect();
+                // Clear the role's last move.
                 b.switch_to_block(clear);
-                let mut sw = Switch::new();
-                let mut hs = Vec::new();
-                for &(i, comp) in inputs {
-                    let blk = b.create_block();
-                    sw.set_entry(i as u128, blk);
-                    hs.push((blk, comp));
-                }
-                sw.emit(&mut b, old, set);
-                for (blk, comp) in hs {
-                    b.switch_to_block(blk);
-                    let z = b.ins().iconst(I32, 0);
-                    self.set_leaf(&mut b, inst, comp, z, sp_var);
-                    b.ins().jump(set, &[]);
-                }
+                let zero = b.ins().iconst(I32, 0);
+                let clear_special = b.create_block();
+                self.set_leaf_from_table(&mut b, inst, table, old, zero, sp_var, clear_special, set);
+                b.switch_to_block(clear_special);
+                self.leaf_switch(&mut b, inst, sp_var, &special, old, 0, set);
+                // Check the move is one of the role's, then play it.
                 b.switch_to_block(set);
+                let none = b.ins().iconst(I32, NONE as i64);
+                b.ins().store(mem, none, inst, off);
+                let rel = b.ins().iadd_imm_s(m, -(lo as i64));
+                let ok = b.ins().icmp_imm_s(IntCC::UnsignedLessThan, rel, (hi - lo) as i64);
+                b.ins().brif(ok, valid, &[], bad, &[]);
+                b.switch_to_block(valid);
                 b.ins().store(mem, m, inst, off);
-                let mut sw = Switch::new();
-                let mut hs = Vec::new();
-                for &(i, comp) in inputs {
-                    let blk = b.create_block();
-                    sw.set_entry(i as u128, blk);
-                    hs.push((blk, comp));
-                }
-                sw.emit(&mut b, m, bad);
-                for (blk, comp) in hs {
-                    b.switch_to_block(blk);
-                    let one = b.ins().iconst(I32, 1);
-                    self.set_leaf(&mut b, inst, comp, one, sp_var);
-                    b.ins().jump(next, &[]);
-                }
+                let one = b.ins().iconst(I32, 1);
+                let set_special = b.create_block();
+                self.set_leaf_from_table(&mut b, inst, table, m, one, sp_var, set_special, next);
+                b.switch_to_block(set_special);
+                self.leaf_switch(&mut b, inst, sp_var, &special, m, 1, next);
                 b.switch_to_block(next);
             }
             let sp = b.use_var(sp_var);
@@ -839,7 +974,8 @@ impl<'a, M: Module> Emitter<'a, M> {
             let r = b.inst_results(call)[0];
             b.ins().return_(&[r]);
             b.switch_to_block(bad);
-            // Forget the move, so the next call sets every role again.
+            // The bad role's input is recorded as none (see `set`), so the
+            // next call sets it again.
             let sp = b.use_var(sp_var);
             b.ins().store(mem, sp, inst, layout.sp as i32);
             b.ins().call(drain_ref, &[inst]);
@@ -1169,6 +1305,72 @@ impl<'a, M: Module> Emitter<'a, M> {
         }
         self.fctx = fctx;
         self.finish(id, func)
+    }
+}
+
+/// The work stack inside a propagation function: its base address and a
+/// variable holding the address of the first free entry, so that a push is
+/// a store and an add. The instance keeps the top as an index between calls.
+struct Stack {
+    base: Value,
+    top: Variable,
+}
+
+impl Stack {
+    fn open(b: &mut FunctionBuilder, inst: Value, layout: &Layout) -> Stack {
+        let sp = b.ins().load(I32, MemFlagsData::trusted(), inst, layout.sp as i32);
+        let base = b.ins().iadd_imm_s(inst, layout.stack as i64);
+        let i = b.ins().uextend(I64, sp);
+        let o = b.ins().ishl_imm_u(i, 2);
+        let a = b.ins().iadd(base, o);
+        let top = b.declare_var(I64);
+        b.def_var(top, a);
+        Stack { base, top }
+    }
+
+    fn close(&self, b: &mut FunctionBuilder, inst: Value, layout: &Layout) {
+        let a = b.use_var(self.top);
+        let o = b.ins().isub(a, self.base);
+        let i = b.ins().ushr_imm_u(o, 2);
+        let sp = b.ins().ireduce(I32, i);
+        b.ins().store(MemFlagsData::trusted(), sp, inst, layout.sp as i32);
+    }
+}
+
+/// The change being propagated from a component whose output flipped: the
+/// delta its readers' counters take (`d`: +1 or -1, 0 for no change) and the
+/// direction as a bit (`up`) and its complement (`down`).
+#[derive(Clone, Copy)]
+struct FlipValues {
+    d: Value,
+    up: Value,
+    down: Value,
+}
+
+/// [`FlipValues`] kept in variables across a chunk's blocks.
+struct Flip {
+    d: Variable,
+    up: Variable,
+    down: Variable,
+}
+
+impl Flip {
+    fn declare(b: &mut FunctionBuilder) -> Flip {
+        Flip { d: b.declare_var(I32), up: b.declare_var(I32), down: b.declare_var(I32) }
+    }
+
+    /// From the popped entry's direction bit.
+    fn define(&self, b: &mut FunctionBuilder, up: Value) {
+        let twice = b.ins().ishl_imm_u(up, 1);
+        let d = b.ins().iadd_imm_s(twice, -1);
+        let down = b.ins().bxor_imm_s(up, 1);
+        b.def_var(self.d, d);
+        b.def_var(self.up, up);
+        b.def_var(self.down, down);
+    }
+
+    fn values(&self, b: &mut FunctionBuilder) -> FlipValues {
+        FlipValues { d: b.use_var(self.d), up: b.use_var(self.up), down: b.use_var(self.down) }
     }
 }
 

@@ -7,7 +7,7 @@ use crate::propnet::{Kind, Propnet};
 
 /// Version of the generated interface and layout; a library built with
 /// another version is refused.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
@@ -116,11 +116,20 @@ pub fn counter0(kind: Kind, n: usize) -> i32 {
     match kind {
         Kind::Or => i32::MAX,
         Kind::And => i32::MIN.wrapping_sub(n),
-        Kind::Not | Kind::Nor => -1,
-        Kind::Nand => n.wrapping_neg(),
+        Kind::Not | Kind::Nor => i32::MIN,
+        Kind::Nand => i32::MIN.wrapping_add(n - 1),
         Kind::True => -1,
         Kind::False | Kind::Base(_) | Kind::Input(_) => 0,
     }
+}
+
+/// Whether a gate counts down (NOT, NOR, NAND): each true input subtracts
+/// one from its counter instead of adding one. Every gate's output then
+/// flips exactly when its counter crosses between `i32::MAX` and
+/// `i32::MIN`, that is when the update overflows, so the generated code
+/// reads a flip off the overflow flag.
+pub fn counts_down(kind: Kind) -> bool {
+    matches!(kind, Kind::Not | Kind::Nor | Kind::Nand)
 }
 
 /// The instance memory right after `init`: every leaf false, every counter
@@ -135,6 +144,7 @@ pub fn reset_image(net: &Propnet, layout: &Layout) -> Vec<u8> {
         let counter = match net.kind(c as u32) {
             Kind::Base(_) | Kind::Input(_) | Kind::False => 0,
             Kind::True => -1,
+            k if counts_down(k) => counter0(k, ins.len()).wrapping_sub(on),
             k => counter0(k, ins.len()).wrapping_add(on),
         };
         let at = layout.counters as usize + 4 * c;

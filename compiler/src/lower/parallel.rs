@@ -59,6 +59,7 @@ impl<'m, M: Module> Parallel<'m, M> {
         let mut order: Vec<usize> = (0..pending.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(pending[i].1.dfg.num_insts()));
         let isas: [&dyn isa::TargetIsa; 2] = [inner.isa(), &*engine_isa];
+        let decls = inner.declarations();
         let next = AtomicUsize::new(0);
         let workers = threads().min(pending.len()).max(1);
         let mut done: Vec<(usize, ModuleResult<Compiled>)> = Vec::with_capacity(pending.len());
@@ -80,7 +81,7 @@ impl<'m, M: Module> Parallel<'m, M> {
                             let t = std::time::Instant::now();
                             let r = compile(isas[*engine as usize], &mut ctx, *id, dump);
                             tracing::trace!(
-                                function = id.as_u32(),
+                                function = decls.get_function_decl(*id).linkage_name(*id).as_ref(),
                                 insts = func.dfg.num_insts(),
                                 blocks = func.dfg.num_blocks(),
                                 seconds = t.elapsed().as_secs_f64(),
