@@ -192,26 +192,34 @@ fn emit_all<M: Module>(
     Ok((exports, layout, CodeStats { seconds: 0.0, updates, functions: 0, code_bytes: 0 }))
 }
 
-/// Optimisation level of the lane code (and of everything when
-/// `PROPEL_OPT_LEVEL` is set).
-const LANE_OPT: &str = "speed";
-/// Optimisation level of the engines' propagation code: straight-line
-/// counter updates that Cranelift's optimiser barely changes (the same code
-/// size within 0.3% on speedChess), compiled about 1.7x faster without it.
-const ENGINE_OPT: &str = "none";
+/// How a kind of code is generated: Cranelift's optimisation level and
+/// register allocator.
+#[derive(Clone, Copy)]
+struct Level {
+    opt: &'static str,
+    regalloc: &'static str,
+}
 
-fn isa(pic: bool, opt: &str) -> Result<cranelift_codegen::isa::OwnedTargetIsa, LowerError> {
+/// The lane code (and everything but the engines): optimised, with the
+/// backtracking register allocator. It is the fast playout path; with the
+/// single-pass allocator hex and checkers ran 40% slower.
+const LANE_OPT: Level = Level { opt: "speed", regalloc: "backtracking" };
+/// The engines' propagation code: straight-line counter updates that
+/// Cranelift's optimiser barely changes (the same code size within 0.3% on
+/// speedChess), compiled about 1.7x faster without it. Register allocation
+/// was then most of code generation: the backtracking allocator clears its
+/// conflict sets per bundle, which grows with the function; the single-pass
+/// allocator compiles these runs of updates 2-4x faster.
+const ENGINE_OPT: Level = Level { opt: "none", regalloc: "single_pass" };
+
+fn isa(pic: bool, level: Level) -> Result<cranelift_codegen::isa::OwnedTargetIsa, LowerError> {
     let mut flags = settings::builder();
     let set = |f: &mut settings::Builder, k: &str, v: &str| f.set(k, v).map_err(|e| LowerError::Codegen(e.to_string()));
-    // PROPEL_OPT_LEVEL (none, speed, speed_and_size) overrides both levels.
-    let opt = std::env::var("PROPEL_OPT_LEVEL").unwrap_or_else(|_| opt.to_string());
+    // PROPEL_OPT_LEVEL (none, speed, speed_and_size) and PROPEL_REGALLOC
+    // (backtracking, single_pass) override both levels.
+    let opt = std::env::var("PROPEL_OPT_LEVEL").unwrap_or_else(|_| level.opt.to_string());
     set(&mut flags, "opt_level", &opt)?;
-    // Register allocation was most of code generation with the backtracking
-    // allocator (its conflict sets are cleared per bundle, which grows with
-    // the function); the single-pass allocator compiles the long straight
-    // runs of updates 2-4x faster, and the lanes' code runs as fast.
-    // PROPEL_REGALLOC=backtracking brings the other back.
-    let ra = std::env::var("PROPEL_REGALLOC").unwrap_or_else(|_| "single_pass".to_string());
+    let ra = std::env::var("PROPEL_REGALLOC").unwrap_or_else(|_| level.regalloc.to_string());
     set(&mut flags, "regalloc_algorithm", &ra)?;
     set(&mut flags, "is_pic", if pic { "true" } else { "false" })?;
     set(&mut flags, "use_colocated_libcalls", "false")?;
