@@ -16,6 +16,7 @@ use crate::propnet::{Evaluator, Kind, Propnet};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64, I8};
 use cranelift_codegen::ir::{AbiParam, Block, Function, InstBuilder, MemFlagsData, Signature, UserFuncName, Value};
+use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
 use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module, ModuleError};
@@ -133,6 +134,18 @@ impl<'a, M: Module> Emitter<'a, M> {
         }
     }
 
+    fn code(&self) -> Code<'_> {
+        Code {
+            net: self.net,
+            layout: self.layout,
+            fanout: &self.fanout,
+            triggers: &self.triggers,
+            scc_of: &self.scc_of,
+            chunks: &self.chunks,
+            mem: self.mem,
+        }
+    }
+
     fn sig(&self, params: &[cranelift_codegen::ir::Type], ret: Option<cranelift_codegen::ir::Type>) -> Signature {
         let mut s = self.module.make_signature();
         s.params.extend(params.iter().map(|&t| AbiParam::new(t)));
@@ -178,8 +191,8 @@ impl<'a, M: Module> Emitter<'a, M> {
         let base_table = self.leaf_table(&format!("{p}_base_leaves"), &base_comps)?;
         let input_table = self.leaf_table(&format!("{p}_input_leaves"), &input_comps)?;
 
-        for k in 0..nchunks {
-            self.emit_chunk(chunks[k as usize], k)?;
+        for (k, func) in self.chunk_bodies(&chunks) {
+            self.finish(chunks[k], func)?;
         }
         for s in 0..self.cycles.len() {
             self.emit_cycle(cycle_fns[s], s)?;
@@ -305,6 +318,42 @@ impl<'a, M: Module> Emitter<'a, M> {
         r
     }
 
+    /// The chunk functions' bodies, built on [`super::parallel::threads`]
+    /// threads (each chunk is independent), in chunk order.
+    fn chunk_bodies(&mut self, ids: &[FuncId]) -> Vec<(usize, Function)> {
+        let sig = self.module.declarations().get_function_decl(ids[0]).signature.clone();
+        let fc = self.module.isa().frontend_config();
+        self.edges += self.fanout.iter().map(Vec::len).sum::<usize>();
+        let code = self.code();
+        let workers = super::parallel::threads().min(ids.len()).max(1);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let mut out: Vec<(usize, Function)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut fctx = FunctionBuilderContext::new();
+                        let mut done = Vec::new();
+                        loop {
+                            // Relaxed: the counter only hands out distinct
+                            // chunk numbers; everything read is read-only.
+                            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(&id) = ids.get(k) else { break };
+                            let mut func =
+                                Function::with_name_signature(UserFuncName::user(0, id.as_u32()), sig.clone());
+                            code.chunk_body(k as u32, &mut func, &mut fctx, fc);
+                            done.push((k, func));
+                        }
+                        done
+                    })
+                })
+                .collect();
+            // A builder thread only panics if Cranelift's builder does.
+            handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+        });
+        out.sort_by_key(|&(k, _)| k);
+        out
+    }
+
     /// Cuts the ids into chunks: whole groups, up to [`CHUNK_UPDATES`]
     /// updates (more only for a group that has more alone) and
     /// [`CHUNK_IDS`] ids.
@@ -333,170 +382,12 @@ impl<'a, M: Module> Emitter<'a, M> {
         (lo..hi).any(|c| !self.fanout[c as usize].is_empty())
     }
 
-    /// One propagation chunk: pop and propagate while the top of the stack
-    /// is in this chunk. Returns -1 when the stack is empty, -2 when it is
-    /// about to overflow, 0 when the entry on top is another chunk's.
-    fn emit_chunk(&mut self, id: FuncId, k: u32) -> Result<(), ModuleError> {
-        let mut func = self.begin(id);
-        let (lo, hi) = self.chunks[k as usize];
-        let maxfan = (lo..hi).map(|c| self.fanout[c as usize].len()).max().unwrap_or(0) as i64;
-        let comps: Vec<u32> = (lo..hi).filter(|&c| !self.fanout[c as usize].is_empty()).collect();
-        let layout = self.layout.clone();
-        let mem = self.mem;
-        let fc = self.module.isa().frontend_config();
-        let mut fctx = std::mem::take(&mut self.fctx);
-        {
-            let mut b = FunctionBuilder::new(&mut func, &mut fctx);
-            let entry = b.create_block();
-            b.append_block_params_for_function_params(entry);
-            let head = b.create_block();
-            let pop = b.create_block();
-            let leave = b.create_block();
-            b.switch_to_block(entry);
-            let inst = b.block_params(entry)[0];
-            let stack = Stack::open(&mut b, inst, &layout);
-            let flip = Flip::declare(&mut b);
-            // Above this address a block's pushes could pass the capacity.
-            let limit = b.ins().iadd_imm_s(stack.base, 4 * (layout.stack_cap as i64 - maxfan));
-            b.ins().jump(head, &[]);
-
-            // head: empty? overflow? foreign chunk?
-            b.switch_to_block(head);
-            let spa = b.use_var(stack.top);
-            let ret_var = b.declare_var(I32);
-            let minus1 = b.ins().iconst(I32, -1);
-            b.def_var(ret_var, minus1);
-            let not_empty = b.create_block();
-            let empty = b.ins().icmp(IntCC::Equal, spa, stack.base);
-            b.ins().brif(empty, leave, &[], not_empty, &[]);
-            b.switch_to_block(not_empty);
-            let full = b.ins().icmp(IntCC::UnsignedGreaterThan, spa, limit);
-            let not_full = b.create_block();
-            let overflow = b.create_block();
-            b.ins().brif(full, overflow, &[], not_full, &[]);
-            b.switch_to_block(overflow);
-            let minus2 = b.ins().iconst(I32, -2);
-            b.def_var(ret_var, minus2);
-            b.ins().jump(leave, &[]);
-            b.switch_to_block(not_full);
-            let top = b.ins().iadd_imm_s(spa, -4);
-            let e = b.ins().load(I32, mem, top, 0);
-            let c = b.ins().ushr_imm_u(e, 1);
-            let rel = b.ins().iadd_imm_s(c, -(lo as i64));
-            let mine = b.ins().icmp_imm_s(IntCC::UnsignedLessThan, rel, (hi - lo) as i64);
-            let other = b.create_block();
-            b.ins().brif(mine, pop, &[], other, &[]);
-            b.switch_to_block(other);
-            let zero = b.ins().iconst(I32, 0);
-            b.def_var(ret_var, zero);
-            b.ins().jump(leave, &[]);
-
-            // pop: take the entry, jump to its component's block.
-            b.switch_to_block(pop);
-            b.def_var(stack.top, top);
-            let up = b.ins().band_imm_s(e, 1);
-            flip.define(&mut b, up);
-            let mut sw = Switch::new();
-            let mut blocks: Vec<(u32, Block)> = Vec::with_capacity(comps.len());
-            for &cc in &comps {
-                let blk = b.create_block();
-                sw.set_entry((cc - lo) as u128, blk);
-                blocks.push((cc, blk));
-            }
-            sw.emit(&mut b, rel, head);
-            for (cc, blk) in blocks {
-                b.switch_to_block(blk);
-                let fl = flip.values(&mut b);
-                let fans = self.fanout[cc as usize].clone();
-                for f in fans {
-                    self.update(&mut b, inst, f, fl, stack.top);
-                }
-                b.ins().jump(head, &[]);
-            }
-
-            b.switch_to_block(leave);
-            stack.close(&mut b, inst, &layout);
-            let r = b.use_var(ret_var);
-            b.ins().return_(&[r]);
-            b.seal_all_blocks();
-            b.finalize(fc);
-        }
-        self.fctx = fctx;
-        self.finish(id, func)
-    }
-
-    /// Adds `fl.d` (+1/-1, or 0) to component `f`'s counter (subtracts it
-    /// when `f` counts down) and, when its output flips, updates its
-    /// triggers and pushes it. A flip is the update's overflow (see
-    /// [`counts_down`]); the push is branch-free: the entry is always
-    /// written and the top moves by 4 bytes only on a flip.
-    fn update(&mut self, b: &mut FunctionBuilder, inst: Value, f: u32, fl: FlipValues, top: Variable) {
-        let mem = self.mem;
-        let off = (self.layout.counters + 4 * f) as i32;
-        let before = b.ins().load(I32, mem, inst, off);
-        let down = counts_down(self.net.kind(f));
-        let (after, flipped) =
-            if down { b.ins().ssub_overflow(before, fl.d) } else { b.ins().sadd_overflow(before, fl.d) };
-        b.ins().store(mem, after, inst, off);
-        self.edges += 1;
-        let s = self.scc_of[f as usize];
-        if s != NONE {
-            // A decrement may leave a cycle supporting itself: recompute it.
-            let neg = b.ins().icmp_imm_s(IntCC::SignedLessThan, fl.d, 0);
-            let poff = (self.layout.pending + s) as i32;
-            let flag = b.ins().load(I8, mem, inst, poff);
-            let flag = b.ins().bor(flag, neg);
-            b.ins().store(mem, flag, inst, poff);
-        }
-        // The output after a flip: the input's direction, reversed for a
-        // gate that counts down.
-        let now = if down { fl.down } else { fl.up };
-        if !self.triggers[f as usize].is_empty() {
-            // Legal and next bits change only on a flip (rare): a branch
-            // is cheaper than rewriting a shared bitset word every time.
-            let trig = b.create_block();
-            let cont = b.create_block();
-            b.ins().brif(flipped, trig, &[], cont, &[]);
-            b.switch_to_block(trig);
-            self.set_triggers(b, inst, f, now);
-            b.ins().jump(cont, &[]);
-            b.switch_to_block(cont);
-        }
-        if !self.fanout[f as usize].is_empty() {
-            let entry = b.ins().iadd_imm_s(now, (f as i64) << 1);
-            let spa = b.use_var(top);
-            b.ins().store(mem, entry, spa, 0);
-            let wide = b.ins().uextend(I64, flipped);
-            let step = b.ins().ishl_imm_u(wide, 2);
-            let spa = b.ins().iadd(spa, step);
-            b.def_var(top, spa);
-        }
-    }
-
-    /// Rewrites the legal/next bits triggered by component `c` from its
-    /// output (`sign`: i32 0 or 1).
-    fn set_triggers(&self, b: &mut FunctionBuilder, inst: Value, c: u32, sign: Value) {
-        for t in &self.triggers[c as usize] {
-            let (region, i) = match *t {
-                Trig::Legal(i) => (self.layout.legal_bits, i),
-                Trig::Next(i) => (self.layout.next_bits, i),
-            };
-            let off = (region + 8 * (i / 64)) as i32;
-            let w = b.ins().load(I64, self.mem, inst, off);
-            let cleared = b.ins().band_imm_s(w, !(1i64 << (i % 64)));
-            let wide = b.ins().uextend(I64, sign);
-            let bit = b.ins().ishl_imm_u(wide, (i % 64) as i64);
-            let w = b.ins().bor(cleared, bit);
-            b.ins().store(self.mem, w, inst, off);
-        }
-    }
-
     /// Sets a leaf (base or input) that is known to change to `v` (i32 0
     /// or 1): its counter, its triggers, and a push.
     fn set_leaf(&mut self, b: &mut FunctionBuilder, inst: Value, c: u32, v: Value, sp_var: Variable) {
         let neg = b.ins().ineg(v);
         b.ins().store(self.mem, neg, inst, (self.layout.counters + 4 * c) as i32);
-        self.set_triggers(b, inst, c, v);
+        self.code().set_triggers(b, inst, c, v);
         if !self.fanout[c as usize].is_empty() {
             let entry = b.ins().iadd_imm_s(v, (c as i64) << 1);
             let sp = b.use_var(sp_var);
@@ -582,7 +473,7 @@ impl<'a, M: Module> Emitter<'a, M> {
                 let old = b.ins().load(I32, mem, inst, off);
                 b.ins().store(mem, cnt, inst, off);
                 let new_sign = b.ins().load(I32, mem, inst, val_off(k));
-                self.set_triggers(&mut b, inst, m, new_sign);
+                self.code().set_triggers(&mut b, inst, m, new_sign);
                 // Outside readers see the change as a ±1 (0 when unchanged).
                 let old_sign = b.ins().ushr_imm_u(old, 31);
                 let changed = b.ins().bxor(old_sign, new_sign);
@@ -592,8 +483,9 @@ impl<'a, M: Module> Emitter<'a, M> {
                 let down = b.ins().bxor_imm_s(new_sign, 1);
                 let fl = FlipValues { d, up: new_sign, down };
                 let fans: Vec<u32> = self.fanout[m as usize].iter().copied().filter(|f| !pos.contains_key(f)).collect();
+                self.edges += fans.len();
                 for f in fans {
-                    self.update(&mut b, inst, f, fl, stack.top);
+                    self.code().update(&mut b, inst, f, fl, stack.top);
                 }
             }
             stack.close(&mut b, inst, &layout);
@@ -1305,6 +1197,171 @@ impl<'a, M: Module> Emitter<'a, M> {
         }
         self.fctx = fctx;
         self.finish(id, func)
+    }
+}
+
+/// The read-only inputs of the propagation code, borrowed from the
+/// [`Emitter`] so that chunk bodies can be built on several threads.
+struct Code<'e> {
+    net: &'e Propnet,
+    layout: &'e Layout,
+    fanout: &'e [Vec<u32>],
+    triggers: &'e [Vec<Trig>],
+    scc_of: &'e [u32],
+    chunks: &'e [(u32, u32)],
+    mem: MemFlagsData,
+}
+
+impl Code<'_> {
+    /// One propagation chunk: pop and propagate while the top of the stack
+    /// is in this chunk. Returns -1 when the stack is empty, -2 when it is
+    /// about to overflow, 0 when the entry on top is another chunk's.
+    fn chunk_body(&self, k: u32, func: &mut Function, fctx: &mut FunctionBuilderContext, fc: TargetFrontendConfig) {
+        let (lo, hi) = self.chunks[k as usize];
+        let maxfan = (lo..hi).map(|c| self.fanout[c as usize].len()).max().unwrap_or(0) as i64;
+        let comps: Vec<u32> = (lo..hi).filter(|&c| !self.fanout[c as usize].is_empty()).collect();
+        let layout = self.layout;
+        let mem = self.mem;
+        {
+            let mut b = FunctionBuilder::new(func, fctx);
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            let head = b.create_block();
+            let pop = b.create_block();
+            let leave = b.create_block();
+            b.switch_to_block(entry);
+            let inst = b.block_params(entry)[0];
+            let stack = Stack::open(&mut b, inst, layout);
+            let flip = Flip::declare(&mut b);
+            // Above this address a block's pushes could pass the capacity.
+            let limit = b.ins().iadd_imm_s(stack.base, 4 * (layout.stack_cap as i64 - maxfan));
+            b.ins().jump(head, &[]);
+
+            // head: empty? overflow? foreign chunk?
+            b.switch_to_block(head);
+            let spa = b.use_var(stack.top);
+            let ret_var = b.declare_var(I32);
+            let minus1 = b.ins().iconst(I32, -1);
+            b.def_var(ret_var, minus1);
+            let not_empty = b.create_block();
+            let empty = b.ins().icmp(IntCC::Equal, spa, stack.base);
+            b.ins().brif(empty, leave, &[], not_empty, &[]);
+            b.switch_to_block(not_empty);
+            let full = b.ins().icmp(IntCC::UnsignedGreaterThan, spa, limit);
+            let not_full = b.create_block();
+            let overflow = b.create_block();
+            b.ins().brif(full, overflow, &[], not_full, &[]);
+            b.switch_to_block(overflow);
+            let minus2 = b.ins().iconst(I32, -2);
+            b.def_var(ret_var, minus2);
+            b.ins().jump(leave, &[]);
+            b.switch_to_block(not_full);
+            let top = b.ins().iadd_imm_s(spa, -4);
+            let e = b.ins().load(I32, mem, top, 0);
+            let c = b.ins().ushr_imm_u(e, 1);
+            let rel = b.ins().iadd_imm_s(c, -(lo as i64));
+            let mine = b.ins().icmp_imm_s(IntCC::UnsignedLessThan, rel, (hi - lo) as i64);
+            let other = b.create_block();
+            b.ins().brif(mine, pop, &[], other, &[]);
+            b.switch_to_block(other);
+            let zero = b.ins().iconst(I32, 0);
+            b.def_var(ret_var, zero);
+            b.ins().jump(leave, &[]);
+
+            // pop: take the entry, jump to its component's block.
+            b.switch_to_block(pop);
+            b.def_var(stack.top, top);
+            let up = b.ins().band_imm_s(e, 1);
+            flip.define(&mut b, up);
+            let mut sw = Switch::new();
+            let mut blocks: Vec<(u32, Block)> = Vec::with_capacity(comps.len());
+            for &cc in &comps {
+                let blk = b.create_block();
+                sw.set_entry((cc - lo) as u128, blk);
+                blocks.push((cc, blk));
+            }
+            sw.emit(&mut b, rel, head);
+            for (cc, blk) in blocks {
+                b.switch_to_block(blk);
+                let fl = flip.values(&mut b);
+                for &f in &self.fanout[cc as usize] {
+                    self.update(&mut b, inst, f, fl, stack.top);
+                }
+                b.ins().jump(head, &[]);
+            }
+
+            b.switch_to_block(leave);
+            stack.close(&mut b, inst, layout);
+            let r = b.use_var(ret_var);
+            b.ins().return_(&[r]);
+            b.seal_all_blocks();
+            b.finalize(fc);
+        }
+    }
+
+    /// Adds `fl.d` (+1/-1, or 0) to component `f`'s counter (subtracts it
+    /// when `f` counts down) and, when its output flips, updates its
+    /// triggers and pushes it. A flip is the update's overflow (see
+    /// [`counts_down`]); the push is branch-free: the entry is always
+    /// written and the top moves by 4 bytes only on a flip.
+    fn update(&self, b: &mut FunctionBuilder, inst: Value, f: u32, fl: FlipValues, top: Variable) {
+        let mem = self.mem;
+        let off = (self.layout.counters + 4 * f) as i32;
+        let before = b.ins().load(I32, mem, inst, off);
+        let down = counts_down(self.net.kind(f));
+        let (after, flipped) =
+            if down { b.ins().ssub_overflow(before, fl.d) } else { b.ins().sadd_overflow(before, fl.d) };
+        b.ins().store(mem, after, inst, off);
+        let s = self.scc_of[f as usize];
+        if s != NONE {
+            // A decrement may leave a cycle supporting itself: recompute it.
+            let neg = b.ins().icmp_imm_s(IntCC::SignedLessThan, fl.d, 0);
+            let poff = (self.layout.pending + s) as i32;
+            let flag = b.ins().load(I8, mem, inst, poff);
+            let flag = b.ins().bor(flag, neg);
+            b.ins().store(mem, flag, inst, poff);
+        }
+        // The output after a flip: the input's direction, reversed for a
+        // gate that counts down.
+        let now = if down { fl.down } else { fl.up };
+        if !self.triggers[f as usize].is_empty() {
+            // Legal and next bits change only on a flip (rare): a branch
+            // is cheaper than rewriting a shared bitset word every time.
+            let trig = b.create_block();
+            let cont = b.create_block();
+            b.ins().brif(flipped, trig, &[], cont, &[]);
+            b.switch_to_block(trig);
+            self.set_triggers(b, inst, f, now);
+            b.ins().jump(cont, &[]);
+            b.switch_to_block(cont);
+        }
+        if !self.fanout[f as usize].is_empty() {
+            let entry = b.ins().iadd_imm_s(now, (f as i64) << 1);
+            let spa = b.use_var(top);
+            b.ins().store(mem, entry, spa, 0);
+            let wide = b.ins().uextend(I64, flipped);
+            let step = b.ins().ishl_imm_u(wide, 2);
+            let spa = b.ins().iadd(spa, step);
+            b.def_var(top, spa);
+        }
+    }
+
+    /// Rewrites the legal/next bits triggered by component `c` from its
+    /// output (`sign`: i32 0 or 1).
+    fn set_triggers(&self, b: &mut FunctionBuilder, inst: Value, c: u32, sign: Value) {
+        for t in &self.triggers[c as usize] {
+            let (region, i) = match *t {
+                Trig::Legal(i) => (self.layout.legal_bits, i),
+                Trig::Next(i) => (self.layout.next_bits, i),
+            };
+            let off = (region + 8 * (i / 64)) as i32;
+            let w = b.ins().load(I64, self.mem, inst, off);
+            let cleared = b.ins().band_imm_s(w, !(1i64 << (i % 64)));
+            let wide = b.ins().uextend(I64, sign);
+            let bit = b.ins().ishl_imm_u(wide, (i % 64) as i64);
+            let w = b.ins().bor(cleared, bit);
+            b.ins().store(self.mem, w, inst, off);
+        }
     }
 }
 

@@ -32,7 +32,7 @@ struct Compiled {
 }
 
 /// Worker threads for code generation: `PROPEL_JIT_THREADS`, else every core.
-fn threads() -> usize {
+pub(crate) fn threads() -> usize {
     std::env::var("PROPEL_JIT_THREADS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -88,6 +88,9 @@ impl<'m, M: Module> Parallel<'m, M> {
                                 "compiled"
                             );
                             out.push((i, r));
+                        }
+                        if std::env::var_os("PROPEL_PASS_TIMES").is_some() {
+                            eprintln!("{}", cranelift_codegen::timing::take_current());
                         }
                         out
                     })
