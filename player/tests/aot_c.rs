@@ -26,8 +26,19 @@ int main(void) {
     propel_reset(inst);
     uint32_t moves[PROPEL_INPUTS];
     int legal = propel_legal(inst, 0, moves, PROPEL_INPUTS);
-    printf("playouts=%ld avg_length=%.3f legal0=%d terminal=%d goals=%ld,%ld\n",
-           playouts, (double)total / playouts, legal, propel_terminal(inst), sum[0], sum[1]);
+    /* A move of another role is refused (3); the machine then takes a good
+       joint move, and refuses the bad one again. */
+    uint32_t bad[PROPEL_ROLES], good[PROPEL_ROLES], other[PROPEL_INPUTS];
+    for (int r = 0; r < PROPEL_ROLES; r++) bad[r] = PROPEL_INPUTS - 1;
+    propel_legal(inst, 1, other, PROPEL_INPUTS);
+    good[0] = moves[0];
+    good[1] = other[0];
+    int rc_bad = propel_set_joint(inst, bad);
+    int rc_good = propel_set_joint(inst, good);
+    int rc_bad2 = propel_set_joint(inst, bad);
+    printf("playouts=%ld avg_length=%.3f legal0=%d terminal=%d goals=%ld,%ld set_joint=%d,%d,%d\n",
+           playouts, (double)total / playouts, legal, propel_terminal(inst), sum[0], sum[1],
+           rc_bad, rc_good, rc_bad2);
     free(inst);
     return 0;
 }
@@ -69,9 +80,10 @@ fn c_program_runs_playouts() {
     let out = String::from_utf8_lossy(&o.stdout).to_string();
     eprintln!("{out}");
     assert!(out.contains("legal0=9 terminal=0"), "{out}");
+    assert!(out.contains("set_joint=3,0,3"), "{out}");
     let avg: f64 = out.split("avg_length=").nth(1).and_then(|s| s.split(' ').next()).unwrap().parse().unwrap();
     assert!((5.0..=9.0).contains(&avg), "{avg}");
     // Tic-tac-toe goals add up to 100 in every game (100/0 or 50/50).
-    let goals: Vec<i64> = out.split("goals=").nth(1).unwrap().trim().split(',').map(|x| x.parse().unwrap()).collect();
+    let goals: Vec<i64> = out.split("goals=").nth(1).unwrap().split(' ').next().unwrap().split(',').map(|x| x.parse().unwrap()).collect();
     assert_eq!(goals[0] + goals[1], 2000 * 100);
 }
