@@ -43,6 +43,25 @@ pub enum LowerError {
     Codegen(String),
     #[error("this machine's processor is not supported by the code generator: {0}")]
     Host(String),
+    #[error(
+        "the network is too large for native code: {updates} counter updates (limit {limit}); \
+         the interpreted propnet (--machine propnet) runs it"
+    )]
+    TooLarge { updates: usize, limit: usize },
+}
+
+/// Counter updates (edges of the engines and of the lane network) above
+/// which no code is generated. Code generation takes about 5 us per update
+/// on two cores, so this is about 15 s and some 150 MB of machine code;
+/// hex, the largest game of the benchmark, is 541k.
+pub const MAX_UPDATES: usize = 3_000_000;
+
+impl Machine<'_> {
+    /// Counter updates the generated code will hold, about.
+    pub fn updates(&self) -> usize {
+        let edges = |n: &Propnet| n.counts().edges;
+        self.engines.iter().map(|n| edges(n)).sum::<usize>() + self.lanes.map_or(0, edges)
+    }
 }
 
 impl From<ModuleError> for LowerError {
@@ -131,6 +150,10 @@ fn generate<M: Module>(
     game_hash: &str,
     cpu: &str,
 ) -> Result<(Vec<cranelift_module::FuncId>, MachineLayout, CodeStats), LowerError> {
+    let updates = m.updates();
+    if updates > MAX_UPDATES {
+        return Err(LowerError::TooLarge { updates, limit: MAX_UPDATES });
+    }
     let mut par = parallel::Parallel::new(module, engine_isa);
     let (exports, layout, mut stats) = emit_all(&mut par, m, game_hash, cpu)?;
     let t = Instant::now();
