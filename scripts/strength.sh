@@ -5,7 +5,8 @@
 # meta-game analysis (a second `propel serve --no-analysis` process), or
 # (`noheuristics`) with the analysis but without its heuristic node
 # initialisation (`--no-heuristics`), or (`nofactors`) searching the whole
-# game where the analysis found factors (`--no-factors`), on
+# game where the analysis found factors (`--no-factors`), or (`nolanes`)
+# never using the hybrid machine (`--no-lanes`: rollouts one at a time), on
 # the bundled games (or the games given), every seating, with win rates and
 # 95% confidence intervals. Not a test: it takes a while (about PLAY x game
 # length x MATCHES x seatings per game).
@@ -37,7 +38,7 @@ for opp in $OPPONENTS; do
     # Enough opponents to fill every other seat; the round robin seats
     # MCTS in every role.
     for ((i = 1; i < (roles > 1 ? roles : 2); i++)); do
-      if [ "$opp" = noanalysis ] || [ "$opp" = noheuristics ] || [ "$opp" = nofactors ]; then
+      if [ "$opp" = noanalysis ] || [ "$opp" = noheuristics ] || [ "$opp" = nofactors ] || [ "$opp" = nolanes ]; then
         "$propel" serve --port 0 --host 127.0.0.1 --name "$opp" "--no-${opp#no}" --threads "$THREADS" \
           --log-dir "$OUT/$opp-logs" > "$OUT/serve.out" 2>/dev/null &
         pids+=($!)

@@ -20,6 +20,8 @@ pub enum MachineKind {
     Jit,
     /// A library written by `propel compile`.
     Aot(std::path::PathBuf),
+    /// The interpreted propnet, with rollouts on the JIT's lanes.
+    Hybrid,
 }
 
 impl std::str::FromStr for MachineKind {
@@ -29,8 +31,9 @@ impl std::str::FromStr for MachineKind {
             "prover" => Ok(MachineKind::Prover),
             "propnet" => Ok(MachineKind::Propnet),
             "jit" => Ok(MachineKind::Jit),
+            "hybrid" => Ok(MachineKind::Hybrid),
             other if other.starts_with("aot:") => Ok(MachineKind::Aot(other[4..].into())),
-            other => Err(format!("unknown machine `{other}` (available: prover, propnet, jit, aot:FILE)")),
+            other => Err(format!("unknown machine `{other}` (available: prover, propnet, jit, aot:FILE, hybrid)")),
         }
     }
 }
@@ -42,6 +45,7 @@ impl MachineKind {
             MachineKind::Propnet => "propnet".into(),
             MachineKind::Jit => "jit".into(),
             MachineKind::Aot(p) => format!("aot:{}", p.display()),
+            MachineKind::Hybrid => "hybrid".into(),
         }
     }
 }
@@ -49,8 +53,9 @@ impl MachineKind {
 /// Options shared by every command that runs a machine.
 #[derive(clap::Args, Clone, Debug)]
 pub struct MachineArgs {
-    /// Which state machine: prover, propnet, jit or aot:FILE (a library
-    /// from `propel compile`).
+    /// Which state machine: prover, propnet, jit, aot:FILE (a library
+    /// from `propel compile`) or hybrid (the propnet, with rollouts on the
+    /// JIT's bit-parallel lanes).
     #[arg(long, default_value = "prover")]
     pub machine: MachineKind,
     /// Propnet optimisation passes, comma-separated (`all`, `none`, or names).
@@ -84,6 +89,15 @@ impl MachineArgs {
             b.code.updates
         );
         Ok(b)
+    }
+
+    /// The interpreted propnet and the JIT of the same network, as one
+    /// machine: tree operations on the first, rollouts on the second.
+    pub fn build_hybrid(&self, game: &Arc<Game>) -> Result<propel_runtime::Hybrid> {
+        let opts = PropnetOptions { limits: self.limits(), passes: self.passes()? };
+        let p = propel_runtime::build::prepare(game, &opts)?;
+        let (native, _) = p.jit(&game.name)?;
+        Ok(propel_runtime::Hybrid::new(p.propnet(), native))
     }
 
     /// Grounds and compiles `game` to a propnet machine, logging what it took.
@@ -136,6 +150,11 @@ macro_rules! with_machine {
             $crate::machines::MachineKind::Jit => {
                 #[allow(unused_mut)]
                 let mut $m = $args.build_jit(&$game)?.machine;
+                $body
+            }
+            $crate::machines::MachineKind::Hybrid => {
+                #[allow(unused_mut)]
+                let mut $m = $args.build_hybrid(&$game)?;
                 $body
             }
             $crate::machines::MachineKind::Aot(ref path) => {

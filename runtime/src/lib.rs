@@ -7,6 +7,7 @@ pub mod analysis;
 pub mod aot;
 pub mod build;
 mod goals;
+pub mod hybrid;
 pub mod heuristic;
 pub mod lanes;
 pub mod machine;
@@ -20,6 +21,7 @@ pub mod rng;
 pub mod simulate;
 pub mod trace;
 
+pub use hybrid::Hybrid;
 pub use machine::{Goal, MachineError, StateMachine};
 pub use native::{NativeCode, NativeMachine};
 pub use propnet::{PropnetMachine, Topology};

@@ -14,7 +14,8 @@ use propel_runtime::analysis::analyse;
 use propel_runtime::build::{prepare, PropnetOptions};
 use propel_runtime::mcts::Stats;
 use propel_runtime::simulate::Simulator;
-use propel_runtime::Prover;
+use propel_runtime::hybrid::LANE_BATCH;
+use propel_runtime::{Hybrid, Prover};
 use serde_json::json;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -50,6 +51,9 @@ pub struct PlayerConfig {
     pub heuristics: bool,
     /// Search the analysis's factors one by one.
     pub factored: bool,
+    /// Use the hybrid machine (tree on the propnet, rollouts in batches on
+    /// the JIT's lanes) where the lanes measure far faster.
+    pub lanes: bool,
     pub seed: u64,
 }
 
@@ -438,8 +442,13 @@ impl Match {
     }
 }
 
-/// Random playouts per second from the initial state, over about 0.1 s.
-fn rollout_rate<M: Simulator>(m: &M) -> f64
+/// The hybrid machine is used when a lane batch costs at most this many
+/// single rollouts of the faster one-at-a-time machine.
+const HYBRID_MIN_BATCH_COST: f64 = 2.0;
+
+/// Random playouts per second from the initial state, over about 0.1 s,
+/// asked for `batch` at a time.
+fn rollout_rate<M: Simulator>(m: &M, batch: u32) -> f64
 where
     M::State: Send + Sync,
     M::Move: Send + Sync,
@@ -448,8 +457,6 @@ where
     let Ok(s) = m.initial_state() else { return 0.0 };
     let mut rng = propel_runtime::Rng::new(1);
     let mut sums = vec![0.0; m.roles().len()];
-    // One at a time, as the player's search asks for them.
-    let batch = 1;
     let t = Instant::now();
     let mut n = 0u64;
     while t.elapsed() < Duration::from_millis(100) {
@@ -546,8 +553,31 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
                 Ok((m, code)) => {
                     info!("JIT compiled in {:.2} s ({} functions)", t.elapsed().as_secs_f64(), code.functions);
                     // Measure, don't guess: the JIT is not faster on every game.
-                    let (jit, net) = (rollout_rate(&m), rollout_rate(&prepared.propnet()));
-                    info!("rollouts/s: JIT {jit:.0}, propnet {net:.0}");
+                    let (jit, net) = (rollout_rate(&m, 1), rollout_rate(&prepared.propnet(), 1));
+                    let hybrid = Hybrid::new(prepared.propnet(), m.clone());
+                    let lanes = if cfg.lanes && hybrid.preferred_batch() > 1 {
+                        rollout_rate(&hybrid, hybrid.preferred_batch())
+                    } else {
+                        0.0
+                    };
+                    info!("rollouts/s: JIT {jit:.0}, propnet {net:.0}, lanes {lanes:.0}");
+                    // A batch on the lanes is worth it when it costs about
+                    // what one rollout costs otherwise: the search then
+                    // grows its tree as fast, with a batch's worth of
+                    // rollouts at each leaf.
+                    if wants(&MachineKind::Propnet) && lanes * HYBRID_MIN_BATCH_COST >= LANE_BATCH as f64 * jit.max(net) {
+                        let mut batched = strategy.clone();
+                        if let Strategy::Mcts(c) = &mut batched {
+                            c.batch = true;
+                        }
+                        match MachineBrain::new("hybrid", hybrid, &batched, cfg.seed) {
+                            Ok(b) => {
+                                let _ = out.send(Built::Brain(Box::new(b)));
+                            }
+                            Err(e) => warn!("hybrid machine: {e:#}"),
+                        }
+                        return;
+                    }
                     if wants(&MachineKind::Propnet) && jit <= net {
                         return;
                     }

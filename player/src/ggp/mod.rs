@@ -45,6 +45,10 @@ pub struct PlayerArgs {
     /// Run the analysis but search the whole game even when it has factors.
     #[arg(long)]
     pub no_factors: bool,
+    /// Never roll out on the JIT's bit-parallel lanes from the search tree
+    /// of the interpreted propnet (the hybrid machine).
+    #[arg(long)]
+    pub no_lanes: bool,
 }
 
 impl PlayerArgs {
@@ -80,6 +84,7 @@ impl PlayerArgs {
             analysis: !self.no_analysis,
             heuristics: !self.no_heuristics,
             factored: !self.no_factors,
+            lanes: !self.no_lanes,
             seed: self.seed,
         })
     }
