@@ -115,3 +115,66 @@ fn library_plays_like_the_jit_and_refuses_other_games() {
     std::fs::write(&bogus, b"not a shared object").unwrap();
     assert!(propel_runtime::aot::load(&bogus, None).is_err());
 }
+
+/// The hybrid machine (tree on the interpreted propnet, rollouts on the
+/// JIT) shares states and moves between its two halves: its perft is the
+/// golden one, and lane batches from a state reached through the tree half
+/// give the same mean goals as playouts on the interpreted propnet from
+/// that state, within sampling error.
+#[test]
+fn hybrid_machine_matches_golden_perft_and_its_rollouts_agree() {
+    use propel_runtime::build::prepare;
+    use propel_runtime::simulate::Simulator;
+    use propel_runtime::Hybrid;
+    for g in bundled_games() {
+        let name = g.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+        let game = Arc::new(propel_compiler::load_file(&g).unwrap_or_else(|e| panic!("{e}")));
+        let p = prepare(&game, &PropnetOptions::default()).unwrap();
+        let (native, _) = p.jit(&game.name).unwrap();
+        let mut h = Hybrid::new(p.propnet(), native);
+        let golden = read_perft(&root().join("tests/perft").join(format!("{name}.perft")));
+        check_perft(&mut h, &golden, &format!("hybrid on {name}"));
+        // A state two joint moves in, reached through the tree half.
+        let mut s = h.initial_state().unwrap();
+        let roles = h.roles().len();
+        for _ in 0..2 {
+            if h.is_terminal(&s).unwrap() {
+                break;
+            }
+            let mut joint = Vec::new();
+            for r in 0..roles {
+                let mut moves = Vec::new();
+                h.legal_moves(&s, r, &mut moves).unwrap();
+                joint.push(*moves.last().unwrap());
+            }
+            s = h.next_state(&s, &joint).unwrap();
+        }
+        if h.is_terminal(&s).unwrap() {
+            continue;
+        }
+        let n = 2048u32;
+        let (mut batched, mut single) = (vec![0.0; roles], vec![0.0; roles]);
+        let mut rng = Rng::new(7);
+        let mut done = 0;
+        while done < n {
+            done += h.rollouts(&s, 64, &mut rng, &mut batched, &|| false).unwrap();
+        }
+        // Playouts on a separate interpreted propnet: the lanes must read
+        // the tree half's state the same way.
+        let mut tree = p.propnet();
+        let mut stats = PlayoutStats::default();
+        for _ in 0..n {
+            propel_runtime::playout::playout_from(&mut tree, s.clone(), &mut rng, &mut stats).unwrap();
+        }
+        for (sum, &g) in single.iter_mut().zip(&stats.goal_sums) {
+            *sum = g as f64 / 100.0;
+        }
+        for r in 0..roles {
+            let (a, b) = (batched[r] / done as f64, single[r] / n as f64);
+            // Goals are in [0, 1]: the difference of two means of n draws
+            // has a standard error of at most sqrt(2 * 0.25 / n).
+            let se = (0.5 / n as f64).sqrt();
+            assert!((a - b).abs() < 5.0 * se, "{name}: role {r}: lanes {a:.3}, propnet {b:.3}");
+        }
+    }
+}

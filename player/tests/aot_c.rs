@@ -84,6 +84,7 @@ fn c_program_runs_playouts() {
     let avg: f64 = out.split("avg_length=").nth(1).and_then(|s| s.split(' ').next()).unwrap().parse().unwrap();
     assert!((5.0..=9.0).contains(&avg), "{avg}");
     // Tic-tac-toe goals add up to 100 in every game (100/0 or 50/50).
-    let goals: Vec<i64> = out.split("goals=").nth(1).unwrap().split(' ').next().unwrap().split(',').map(|x| x.parse().unwrap()).collect();
+    let goals: Vec<i64> =
+        out.split("goals=").nth(1).unwrap().split(' ').next().unwrap().split(',').map(|x| x.parse().unwrap()).collect();
     assert_eq!(goals[0] + goals[1], 2000 * 100);
 }

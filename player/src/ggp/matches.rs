@@ -12,9 +12,9 @@ use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TryRecvErro
 use propel_compiler::Game;
 use propel_runtime::analysis::analyse;
 use propel_runtime::build::{prepare, PropnetOptions};
+use propel_runtime::hybrid::LANE_BATCH;
 use propel_runtime::mcts::Stats;
 use propel_runtime::simulate::Simulator;
-use propel_runtime::hybrid::LANE_BATCH;
 use propel_runtime::{Hybrid, Prover};
 use serde_json::json;
 use std::io::Write as _;
