@@ -577,7 +577,10 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
                     // Measure, don't guess: the JIT is not faster on every game.
                     let (jit, net) = (rollout_rate(&m, 1), rollout_rate(&prepared.propnet(), 1));
                     let hybrid = Hybrid::new(prepared.propnet(), m.clone());
-                    let lanes = if cfg.lanes && hybrid.preferred_batch() > 1 {
+                    // Lanes play random games: where the analysis chose
+                    // greedy rollouts, a batch would be 64 greedy ones.
+                    let greedy = matches!(&strategy, Strategy::Mcts(c) if c.greedy);
+                    let lanes = if cfg.lanes && !greedy && hybrid.preferred_batch() > 1 {
                         rollout_rate(&hybrid, hybrid.preferred_batch())
                     } else {
                         0.0
