@@ -468,34 +468,12 @@ where
     n as f64 / t.elapsed().as_secs_f64()
 }
 
-/// Lowers the calling thread's scheduling priority (nice 10), so that
-/// grounding, analysis and code generation (whose worker threads inherit
-/// it) take the cores only when the match threads do not need them. On a
-/// loaded machine a builder at the same priority made match threads answer
-/// late. Does nothing where the call is not available.
-fn yield_to_search() {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: gettid and setpriority take and return plain integers and
-        // touch no memory of ours; on Linux PRIO_PROCESS with a thread id
-        // changes that thread's nice value only.
-        let r = unsafe {
-            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-            libc::setpriority(libc::PRIO_PROCESS, tid, 10)
-        };
-        if r != 0 {
-            debug!("could not lower the builder's priority");
-        }
-    }
-}
-
 /// Builds the faster machines one after the other and sends a brain for
 /// each (at the initial state; the match replays the moves).
 fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out: Sender<Built>) -> Result<()> {
     let span = tracing::Span::current();
     std::thread::Builder::new().name("builder".into()).spawn(move || {
         let _enter = span.enter();
-        yield_to_search();
         let wants = |k: &MachineKind| cfg.machines.contains(k);
         if !wants(&MachineKind::Propnet) && !wants(&MachineKind::Jit) {
             return;
