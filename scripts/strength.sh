@@ -33,7 +33,7 @@ summary="$OUT/summary.txt"
 for opp in $OPPONENTS; do
   for g in "${games[@]}"; do
     name=$(basename "$g" .kif)
-    roles=$(grep -c '^(role ' "$g" || true)
+    roles=$(grep -c '^(role [^?]' "$g" || true)
     players=(--player builtin:mcts)
     # Enough opponents to fill every other seat; the round robin seats
     # MCTS in every role.
