@@ -32,7 +32,7 @@ pub use layout::{reset_image, Layout, FORMAT_VERSION};
 
 use crate::propnet::Propnet;
 use cranelift_codegen::settings::{self, Configurable};
-use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Module, ModuleError};
 use cranelift_object::{ObjectBuilder, ObjectModule};
 use std::time::Instant;
@@ -335,11 +335,23 @@ fn info_bytes(meta: &str) -> Vec<u8> {
     v
 }
 
+/// Address space reserved for one JIT module's code and data: well above
+/// what [`MAX_UPDATES`] allows (about 60 bytes of code per update), and
+/// within the reach of 32-bit PC-relative calls.
+const JIT_ARENA: usize = 1 << 30;
+
 /// Compiles a machine into memory.
 pub fn jit(m: &Machine<'_>, game_hash: &str) -> Result<JitCode, LowerError> {
     let t = Instant::now();
     let cpu = host_cpu()?;
-    let mut module = JITModule::new(JITBuilder::with_isa(isa(false, LANE_OPT)?, default_libcall_names()));
+    let mut builder = JITBuilder::with_isa(isa(false, LANE_OPT)?, default_libcall_names());
+    // One contiguous reservation (committed as it fills): calls between
+    // functions are 32-bit PC-relative, and separately mapped pieces of a
+    // large module could land more than 2 GB apart (amazons, 181 MB of
+    // code, failed that way in relocation now and then).
+    let arena = ArenaMemoryProvider::new_with_size(JIT_ARENA).map_err(|e| LowerError::Codegen(e.to_string()))?;
+    builder.memory_provider(Box::new(arena));
+    let mut module = JITModule::new(builder);
     let (exports, layout, mut stats) = generate(&mut module, isa(false, ENGINE_OPT)?, m, game_hash, &cpu)?;
     module.finalize_definitions()?;
     let addrs: Vec<*const u8> = exports.iter().map(|&id| module.get_finalized_function(id)).collect();
