@@ -191,8 +191,9 @@ impl<'a, M: Module> Emitter<'a, M> {
         let base_table = self.leaf_table(&format!("{p}_base_leaves"), &base_comps)?;
         let input_table = self.leaf_table(&format!("{p}_input_leaves"), &input_comps)?;
 
-        for (k, func) in self.chunk_bodies(&chunks) {
-            self.finish(chunks[k], func)?;
+        let bodies = self.chunk_bodies(&chunks);
+        for (&id, func) in chunks.iter().zip(bodies) {
+            self.finish(id, func)?;
         }
         for s in 0..self.cycles.len() {
             self.emit_cycle(cycle_fns[s], s)?;
@@ -276,7 +277,8 @@ impl<'a, M: Module> Emitter<'a, M> {
     }
 
     /// A switch on `index` over `leaves` ((index, component) pairs), each
-    /// case setting its leaf to `v` and going on to `after`.
+    /// case setting its leaf to the value `v` makes (i32 0 or 1) and going
+    /// on to `after`.
     #[allow(clippy::too_many_arguments)]
     fn leaf_switch(
         &mut self,
@@ -285,7 +287,7 @@ impl<'a, M: Module> Emitter<'a, M> {
         sp_var: Variable,
         leaves: &[(u32, u32)],
         index: Value,
-        v: i64,
+        v: &dyn Fn(&mut FunctionBuilder) -> Value,
         after: Block,
     ) {
         let mut sw = Switch::new();
@@ -298,7 +300,7 @@ impl<'a, M: Module> Emitter<'a, M> {
         sw.emit(b, index, after);
         for (blk, comp) in hs {
             b.switch_to_block(blk);
-            let v = b.ins().iconst(I32, v);
+            let v = v(b);
             self.set_leaf(b, inst, comp, v, sp_var);
             b.ins().jump(after, &[]);
         }
@@ -320,38 +322,21 @@ impl<'a, M: Module> Emitter<'a, M> {
 
     /// The chunk functions' bodies, built on [`super::parallel::threads`]
     /// threads (each chunk is independent), in chunk order.
-    fn chunk_bodies(&mut self, ids: &[FuncId]) -> Vec<(usize, Function)> {
+    fn chunk_bodies(&mut self, ids: &[FuncId]) -> Vec<Function> {
         let sig = self.module.declarations().get_function_decl(ids[0]).signature.clone();
         let fc = self.module.isa().frontend_config();
         self.edges += self.fanout.iter().map(Vec::len).sum::<usize>();
         let code = self.code();
-        let workers = super::parallel::threads().min(ids.len()).max(1);
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let mut out: Vec<(usize, Function)> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..workers)
-                .map(|_| {
-                    s.spawn(|| {
-                        let mut fctx = FunctionBuilderContext::new();
-                        let mut done = Vec::new();
-                        loop {
-                            // Relaxed: the counter only hands out distinct
-                            // chunk numbers; everything read is read-only.
-                            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some(&id) = ids.get(k) else { break };
-                            let mut func =
-                                Function::with_name_signature(UserFuncName::user(0, id.as_u32()), sig.clone());
-                            code.chunk_body(k as u32, &mut func, &mut fctx, fc);
-                            done.push((k, func));
-                        }
-                        done
-                    })
-                })
-                .collect();
-            // A builder thread only panics if Cranelift's builder does.
-            handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
-        });
-        out.sort_by_key(|&(k, _)| k);
-        out
+        super::parallel::on_workers(
+            ids.len(),
+            FunctionBuilderContext::new,
+            |fctx, k| {
+                let mut func = Function::with_name_signature(UserFuncName::user(0, ids[k].as_u32()), sig.clone());
+                code.chunk_body(k as u32, &mut func, fctx, fc);
+                func
+            },
+            |_| {},
+        )
     }
 
     /// Cuts the ids into chunks: whole groups, up to [`CHUNK_UPDATES`]
@@ -760,27 +745,12 @@ impl<'a, M: Module> Emitter<'a, M> {
                 self.set_leaf_from_table(&mut b, inst, table, i, v, sp_var, special, lp);
                 // Leaves with their own code: a switch over this word's.
                 b.switch_to_block(special);
-                let mut sw = Switch::new();
-                let mut handlers = Vec::new();
-                for j in 0..64u32 {
-                    let i = w * 64 + j;
-                    if i >= layout.bases {
-                        break;
-                    }
-                    if self.leaf_is_special(bases[i as usize]) {
-                        let blk = b.create_block();
-                        sw.set_entry(i as u128, blk);
-                        handlers.push((blk, bases[i as usize]));
-                    }
-                }
+                let special: Vec<(u32, u32)> = (w * 64..(w * 64 + 64).min(layout.bases))
+                    .map(|i| (i, bases[i as usize]))
+                    .filter(|&(_, c)| self.leaf_is_special(c))
+                    .collect();
                 let i = b.use_var(i_var);
-                sw.emit(&mut b, i, lp);
-                for (blk, comp) in handlers {
-                    b.switch_to_block(blk);
-                    let v = b.use_var(v_var);
-                    self.set_leaf(&mut b, inst, comp, v, sp_var);
-                    b.ins().jump(lp, &[]);
-                }
+                self.leaf_switch(&mut b, inst, sp_var, &special, i, &|b| b.use_var(v_var), lp);
                 b.switch_to_block(next);
             }
             let sp = b.use_var(sp_var);
@@ -843,7 +813,7 @@ impl<'a, M: Module> Emitter<'a, M> {
                 let clear_special = b.create_block();
                 self.set_leaf_from_table(&mut b, inst, table, old, zero, sp_var, clear_special, set);
                 b.switch_to_block(clear_special);
-                self.leaf_switch(&mut b, inst, sp_var, &special, old, 0, set);
+                self.leaf_switch(&mut b, inst, sp_var, &special, old, &|b| b.ins().iconst(I32, 0), set);
                 // Check the move is one of the role's, then play it.
                 b.switch_to_block(set);
                 let none = b.ins().iconst(I32, NONE as i64);
@@ -857,7 +827,7 @@ impl<'a, M: Module> Emitter<'a, M> {
                 let set_special = b.create_block();
                 self.set_leaf_from_table(&mut b, inst, table, m, one, sp_var, set_special, next);
                 b.switch_to_block(set_special);
-                self.leaf_switch(&mut b, inst, sp_var, &special, m, 1, next);
+                self.leaf_switch(&mut b, inst, sp_var, &special, m, &|b| b.ins().iconst(I32, 1), next);
                 b.switch_to_block(next);
             }
             let sp = b.use_var(sp_var);

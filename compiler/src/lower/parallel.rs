@@ -31,6 +31,45 @@ struct Compiled {
     asm: Option<String>,
 }
 
+/// Runs `work(state, k)` for every `k` in `0..count` on [`threads`] worker
+/// threads, each with its own `init()` state (handed to `finish` when the
+/// thread runs out of work); returns the results in `k` order. A panic in
+/// a worker is passed on.
+pub(crate) fn on_workers<S, T: Send>(
+    count: usize,
+    init: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, usize) -> T + Sync,
+    finish: impl Fn(S) + Sync,
+) -> Vec<T> {
+    let next = AtomicUsize::new(0);
+    let workers = threads().min(count).max(1);
+    let mut done: Vec<(usize, T)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut state = init();
+                    let mut out = Vec::new();
+                    loop {
+                        // Relaxed: the counter only hands out distinct
+                        // indices; what the work reads was written before
+                        // the threads started.
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        if k >= count {
+                            break;
+                        }
+                        out.push((k, work(&mut state, k)));
+                    }
+                    finish(state);
+                    out
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+    });
+    done.sort_by_key(|d| d.0);
+    done.into_iter().map(|(_, t)| t).collect()
+}
+
 /// Worker threads for code generation: `PROPEL_JIT_THREADS`, else every core.
 pub(crate) fn threads() -> usize {
     std::env::var("PROPEL_JIT_THREADS")
@@ -60,50 +99,31 @@ impl<'m, M: Module> Parallel<'m, M> {
         order.sort_by_key(|&i| std::cmp::Reverse(pending[i].1.dfg.num_insts()));
         let isas: [&dyn isa::TargetIsa; 2] = [inner.isa(), &*engine_isa];
         let decls = inner.declarations();
-        let next = AtomicUsize::new(0);
-        let workers = threads().min(pending.len()).max(1);
-        let mut done: Vec<(usize, ModuleResult<Compiled>)> = Vec::with_capacity(pending.len());
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (0..workers)
-                .map(|_| {
-                    s.spawn(|| {
-                        let mut out = Vec::new();
-                        let mut ctx = Context::new();
-                        loop {
-                            // Relaxed: the counter only hands out distinct
-                            // indices; the bodies are read-only and were
-                            // written before the threads started.
-                            let k = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(&i) = order.get(k) else { break };
-                            let (id, func, engine) = &pending[i];
-                            ctx.clear();
-                            ctx.func = func.clone();
-                            let t = std::time::Instant::now();
-                            let r = compile(isas[*engine as usize], &mut ctx, *id, dump);
-                            tracing::trace!(
-                                function = decls.get_function_decl(*id).linkage_name(*id).as_ref(),
-                                insts = func.dfg.num_insts(),
-                                blocks = func.dfg.num_blocks(),
-                                seconds = t.elapsed().as_secs_f64(),
-                                "compiled"
-                            );
-                            out.push((i, r));
-                        }
-                        if std::env::var_os("PROPEL_PASS_TIMES").is_some() {
-                            eprintln!("{}", cranelift_codegen::timing::take_current());
-                        }
-                        out
-                    })
-                })
-                .collect();
-            for h in handles {
-                // A worker only panics if Cranelift does; pass that on.
-                match h.join() {
-                    Ok(out) => done.extend(out),
-                    Err(p) => std::panic::resume_unwind(p),
+        let mut done = on_workers(
+            pending.len(),
+            Context::new,
+            |ctx, k| {
+                let i = order[k];
+                let (id, func, engine) = &pending[i];
+                ctx.clear();
+                ctx.func = func.clone();
+                let t = std::time::Instant::now();
+                let r = compile(isas[*engine as usize], ctx, *id, dump);
+                tracing::trace!(
+                    function = decls.get_function_decl(*id).linkage_name(*id).as_ref(),
+                    insts = func.dfg.num_insts(),
+                    blocks = func.dfg.num_blocks(),
+                    seconds = t.elapsed().as_secs_f64(),
+                    "compiled"
+                );
+                (i, r)
+            },
+            |_| {
+                if std::env::var_os("PROPEL_PASS_TIMES").is_some() {
+                    eprintln!("{}", cranelift_codegen::timing::take_current());
                 }
-            }
-        });
+            },
+        );
         // Every index was handed out once, so this pairs each body with its code.
         done.sort_by_key(|d| d.0);
         for ((id, ..), (_, r)) in pending.iter().zip(done) {
