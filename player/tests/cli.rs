@@ -181,6 +181,28 @@ fn corpus_command_on_a_small_folder() {
     assert!(text.contains("sub/broken.kif\trejected\t0\tsyntax\t"), "{text}");
     assert!(text.contains("ttt.kif\tvalid\t2\t"), "{text}");
     assert!(stdout(&o).contains("2 files: 1 rejected, 1 valid"), "{}", stdout(&o));
+
+    // A run stopped after one game: --resume checks only the other.
+    let first: String = text.lines().take(2).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&tsv, &first).unwrap();
+    let o = propel(&["corpus", dir.to_str().unwrap(), "--tsv", tsv.to_str().unwrap(), "--timeout", "30", "--resume"]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("resuming: 1 files done, 1 to go"), "{}", stdout(&o));
+    assert_eq!(std::fs::read_to_string(&tsv).unwrap(), text);
+}
+
+#[test]
+fn compare_checks_propnet_jit_and_library_against_the_prover() {
+    let o = propel(&["compare", "games/firewall.kif", "--json", "--traces", "2"]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["verdict"], "agree", "{v}");
+    assert!(v["detail"].as_str().unwrap().starts_with("propnet, jit, aot"), "{v}");
+    // Over the grounding budget is a verdict of its own, not a failure.
+    let o = propel(&["compare", "games/firewall.kif", "--json", "--ground-seconds", "0"]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["verdict"], "over-budget", "{v}");
 }
 
 fn analyse(game: &str, secs: &str) -> Value {

@@ -249,6 +249,16 @@ impl Prepared {
     pub fn report(&self) -> &[StageReport] {
         &self.compiled.report
     }
+
+    /// What the split pass did (measured whether it was kept or not).
+    pub fn split_report(&self) -> Option<&SplitReport> {
+        self.split.as_ref().map(|s| &s.report)
+    }
+
+    /// Relations grounding computed on demand (magic sets).
+    pub fn demand(&self) -> &[String] {
+        &self.compiled.demand
+    }
 }
 
 /// Grounds, compiles and optimises `game`, and builds its machine.

@@ -3,9 +3,11 @@
 //! the JIT's bit-parallel playouts against a reference. The agreement
 //! check of the corpus conformance run (`propel corpus --compare`).
 
-use crate::machines::{load_game, MachineArgs, MachineKind};
-use anyhow::Result;
+use crate::cmd::compile::write_library;
+use crate::machines::{load_aot, load_game, MachineArgs};
+use anyhow::{Context, Result};
 use propel_compiler::propnet::Propnet;
+use propel_runtime::build::{prepare, Prepared, PropnetOptions};
 use propel_runtime::lanes::{Lanes, Reference};
 use propel_runtime::perft::perft;
 use propel_runtime::playout::{playout, PlayoutStats, MAX_PLAYOUT_STEPS};
@@ -38,6 +40,9 @@ pub struct Args {
     /// Also compare the JIT machine.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     jit: bool,
+    /// Also compare a library from `propel compile` (linked with `cc`).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    aot: bool,
     #[command(flatten)]
     machine: MachineArgs,
 }
@@ -61,51 +66,69 @@ pub fn run(a: Args) -> Result<ExitCode> {
             println!("{file}: {verdict}{}{}", if detail.is_empty() { "" } else { ": " }, detail);
         }
     };
+    let text = std::fs::read(&a.game).with_context(|| format!("reading {file}"))?;
     let game = load_game(&a.game)?;
     let mut prover = Prover::new(game.clone())?;
     let t = Instant::now();
-    let args = MachineArgs { machine: MachineKind::Propnet, ..a.machine.clone() };
-    let built = match args.build(&game) {
-        Ok(b) => b,
+    // Grounded once: the propnet, the JIT and the library share the network.
+    let opts = PropnetOptions { limits: a.machine.limits(), passes: a.machine.passes()? };
+    let prepared = match prepare(&game, &opts) {
+        Ok(p) => p,
         Err(e) => {
             out("over-budget", format!("{e:#}"), json!({"build_seconds": t.elapsed().as_secs_f64()}));
             return Ok(ExitCode::SUCCESS);
         }
     };
-    let build_seconds = t.elapsed().as_secs_f64();
     let extra = json!({
-        "build_seconds": build_seconds,
-        "components": built.net.len(),
-        "split": built.split.as_ref().map(|s| s.kept).unwrap_or(false),
-        "demand": built.demand,
+        "build_seconds": t.elapsed().as_secs_f64(),
+        "components": prepared.net().len(),
+        "split": prepared.split_report().map(|s| s.kept).unwrap_or(false),
+        "demand": prepared.demand(),
     });
-    let mut net = built.machine;
     let depth_done = perft_depth(&mut prover, &a)?;
-    if let Some(d) = disagreement(&mut prover, &mut net, &a, depth_done, "propnet")? {
+    let mut found = disagreement(&mut prover, &mut prepared.propnet(), &a, depth_done, "propnet")?;
+    let mut machines = vec!["propnet"];
+    if found.is_none() && a.jit {
+        found = match prepared.jit(&game.name) {
+            Ok((mut jit, _)) => native_disagreement(&mut prover, &mut jit, &prepared, &a, depth_done, "jit")?,
+            Err(e) => Some(format!("the propnet builds but the JIT does not: {e:#}")),
+        };
+        machines.push("jit");
+    }
+    if found.is_none() && a.aot {
+        let dir = std::env::temp_dir().join(format!("propel-compare-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let (lib, header) = (dir.join("game.so"), dir.join("game.h"));
+        found = match write_library(&prepared, &text, &file, &lib, &header, "cc").and_then(|_| load_aot(&lib, &game)) {
+            Ok(mut aot) => native_disagreement(&mut prover, &mut aot, &prepared, &a, depth_done, "aot")?,
+            Err(e) => Some(format!("the propnet builds but the library does not: {e:#}")),
+        };
+        let _ = std::fs::remove_dir_all(&dir);
+        machines.push("aot");
+    }
+    if let Some(d) = found {
         out("DISAGREE", d, extra);
         return Ok(ExitCode::FAILURE);
     }
-    if a.jit {
-        let built = match args.build_jit(&game) {
-            Ok(b) => b,
-            Err(e) => {
-                out("DISAGREE", format!("the propnet builds but the JIT does not: {e:#}"), extra);
-                return Ok(ExitCode::FAILURE);
-            }
-        };
-        let mut jit = built.machine;
-        if let Some(d) = disagreement(&mut prover, &mut jit, &a, depth_done, "jit")? {
-            out("DISAGREE", d, extra);
-            return Ok(ExitCode::FAILURE);
-        }
-        if let Some(d) = lanes_disagreement(&mut jit, &built.net, built.goal_net.as_ref())? {
-            out("DISAGREE", d, extra);
-            return Ok(ExitCode::FAILURE);
-        }
-    }
-    let machines = if a.jit { "propnet and jit (lane playouts too)" } else { "propnet" };
-    out("agree", format!("{machines}: perft to depth {depth_done}, {} traces", a.traces), extra);
+    let lanes = if machines.len() > 1 { " (lane playouts too)" } else { "" };
+    out("agree", format!("{}{lanes}: perft to depth {depth_done}, {} traces", machines.join(", "), a.traces), extra);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where a native machine first disagrees: with the prover, or (its
+/// lane playouts) with the reference driver and the standard loop.
+fn native_disagreement(
+    prover: &mut Prover,
+    m: &mut NativeMachine,
+    prepared: &Prepared,
+    a: &Args,
+    depth: usize,
+    name: &str,
+) -> Result<Option<String>> {
+    if let Some(d) = disagreement(prover, m, a, depth, name)? {
+        return Ok(Some(d));
+    }
+    Ok(lanes_disagreement(m, prepared.net(), prepared.goal_net())?.map(|d| format!("{name} {d}")))
 }
 
 /// The deepest perft depth compared: deepen while the next depth is
@@ -149,7 +172,7 @@ fn lanes_disagreement(jit: &mut NativeMachine, net: &Propnet, goal_net: Option<&
         }
     }
     if let Err(e) = fast {
-        return Ok(Some(format!("jit lanes: {e}; standard playouts end")));
+        return Ok(Some(format!("lanes: {e}; standard playouts end")));
     }
     if net.len() <= EXACT_LANES_MAX {
         let (mut g2, mut l2) = (vec![0; N * roles], vec![0; N]);
@@ -157,7 +180,7 @@ fn lanes_disagreement(jit: &mut NativeMachine, net: &Propnet, goal_net: Option<&
         let r =
             Lanes::new(plan).run(plan, &mut reference, &code.role_range, |_| s0.bits(), N, 1, max, &mut g2, &mut l2);
         if r.is_err() || g2 != goals || l2 != lengths {
-            return Ok(Some("jit lanes: playouts differ from the reference evaluator's".into()));
+            return Ok(Some("lanes: playouts differ from the reference evaluator's".into()));
         }
     }
     let fast: Vec<f64> = lengths.iter().map(|&n| n as f64).collect();
@@ -167,7 +190,7 @@ fn lanes_disagreement(jit: &mut NativeMachine, net: &Propnet, goal_net: Option<&
     };
     let ((mf, vf), (ms, vs)) = (moments(&fast), moments(&standard));
     if (mf - ms).abs() > 5.0 * ((vf + vs) / N as f64).sqrt() + 1e-9 {
-        return Ok(Some(format!("jit lanes: mean playout length {mf:.2}, standard playouts {ms:.2}")));
+        return Ok(Some(format!("lanes: mean playout length {mf:.2}, standard playouts {ms:.2}")));
     }
     Ok(None)
 }

@@ -3,9 +3,9 @@
 
 use crate::machines::{load_game, MachineArgs};
 use anyhow::{bail, Context, Result};
-use propel_compiler::lower::{c_header, game_hash, object};
-use propel_runtime::build::{prepare, PropnetOptions};
-use std::path::PathBuf;
+use propel_compiler::lower::{c_header, game_hash, object, CodeStats};
+use propel_runtime::build::{prepare, Prepared, PropnetOptions};
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 #[derive(clap::Args)]
@@ -31,32 +31,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
     // The split decision is measured on the interpreter, as for the JIT.
     let opts = PropnetOptions { limits: a.machine.limits(), passes: a.machine.passes()? };
     let prepared = prepare(&game, &opts)?;
-    let machine = prepared.lower_machine();
-    let c = prepared.net();
-    let (bytes, layout, stats) = object(&machine, &game_hash(&text))?;
-    let dir = std::env::temp_dir().join(format!("propel-compile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let obj = dir.join("game.o");
-    std::fs::write(&obj, &bytes)?;
-    let out = Command::new(&a.cc)
-        .arg("-shared")
-        .arg("-o")
-        .arg(&a.output)
-        .arg(&obj)
-        .output()
-        .with_context(|| format!("running the C compiler `{}` to link the library", a.cc))?;
-    let _ = std::fs::remove_dir_all(&dir);
-    if !out.status.success() {
-        bail!("linking {} failed:\n{}", a.output.display(), String::from_utf8_lossy(&out.stderr));
-    }
     let header = a.header.clone().unwrap_or_else(|| a.output.with_extension("h"));
-    std::fs::write(&header, c_header(&a.game.display().to_string(), &layout, c))
-        .with_context(|| format!("writing {}", header.display()))?;
+    let stats = write_library(&prepared, &text, &a.game.display().to_string(), &a.output, &header, &a.cc)?;
     println!(
         "{}: {} components{}, {} functions, {} counter updates, {} bytes of object code, {:.2} s; header {}",
         a.output.display(),
-        c.len(),
-        if machine.split.is_some() { " (split)" } else { "" },
+        prepared.net().len(),
+        if prepared.lower_machine().split.is_some() { " (split)" } else { "" },
         stats.functions,
         stats.updates,
         stats.code_bytes,
@@ -64,4 +45,38 @@ pub fn run(a: Args) -> Result<ExitCode> {
         header.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Generates `prepared`'s code as an object file, links it into the shared
+/// library `output` with the C compiler `cc`, and writes its C header.
+/// `text` is the game file's text (its hash goes into the library).
+pub fn write_library(
+    prepared: &Prepared,
+    text: &[u8],
+    source: &str,
+    output: &Path,
+    header: &Path,
+    cc: &str,
+) -> Result<CodeStats> {
+    let machine = prepared.lower_machine();
+    let (bytes, layout, stats) = object(&machine, &game_hash(text))?;
+    let dir = std::env::temp_dir().join(format!("propel-compile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let obj = dir.join("game.o");
+    std::fs::write(&obj, &bytes)?;
+    let out = Command::new(cc)
+        .arg("-shared")
+        .arg("-o")
+        .arg(output)
+        .arg(&obj)
+        .output()
+        .with_context(|| format!("running the C compiler `{cc}` to link the library"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = out?;
+    if !out.status.success() {
+        bail!("linking {} failed:\n{}", output.display(), String::from_utf8_lossy(&out.stderr));
+    }
+    std::fs::write(header, c_header(source, &layout, prepared.net()))
+        .with_context(|| format!("writing {}", header.display()))?;
+    Ok(stats)
 }

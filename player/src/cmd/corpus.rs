@@ -1,12 +1,14 @@
 //! `propel corpus DIR`: runs `propel check --json` on every `.kif` under a
 //! folder, each in its own process with a time limit (so that no game can
-//! take the run down), and writes one TSV row per file.
+//! take the run down), and writes one TSV row per file. Rows are appended
+//! as games finish, so a long run that is stopped keeps what it did, and
+//! `--resume` goes on from there.
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,9 +22,13 @@ pub struct Args {
     /// Seconds allowed per file.
     #[arg(long, default_value_t = 20.0)]
     timeout: f64,
-    /// Where to write the TSV (file, verdict, roles, category, error).
+    /// Where to write the TSV (file, verdict, roles, category, error):
+    /// one row per game as it finishes, sorted by file at the end.
     #[arg(long)]
     tsv: Option<PathBuf>,
+    /// Keep the rows already in `--tsv` and check only the other files.
+    #[arg(long, requires = "tsv")]
+    resume: bool,
     /// Parallel checks (default: the number of cores).
     #[arg(long)]
     jobs: Option<usize>,
@@ -39,6 +45,34 @@ pub struct Row {
     pub roles: u64,
     pub category: String,
     pub error: String,
+}
+
+const HEADER: &str = "file\tverdict\troles\tcategory\terror\n";
+
+impl Row {
+    fn tsv(&self) -> String {
+        format!("{}\t{}\t{}\t{}\t{}\n", self.file, self.verdict, self.roles, self.category, self.error)
+    }
+
+    fn parse(line: &str) -> Option<Row> {
+        let mut c = line.splitn(5, '\t');
+        Some(Row {
+            file: c.next()?.to_string(),
+            verdict: c.next()?.to_string(),
+            roles: c.next()?.parse().ok()?,
+            category: c.next()?.to_string(),
+            error: c.next().unwrap_or("").to_string(),
+        })
+    }
+}
+
+/// The rows of an earlier run's TSV (none when it does not exist yet).
+fn earlier_rows(path: &Path) -> Result<Vec<Row>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text.lines().skip(1).filter_map(Row::parse).collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
 }
 
 fn kif_files(dir: &Path) -> Result<Vec<PathBuf>> {
@@ -149,7 +183,27 @@ fn must_reject(dir: &Path) -> Vec<String> {
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
-    let files = kif_files(&a.dir)?;
+    let all = kif_files(&a.dir)?;
+    let rel = |f: &Path| f.strip_prefix(&a.dir).unwrap_or(f).display().to_string();
+    let done: Vec<Row> = match &a.tsv {
+        Some(p) if a.resume => earlier_rows(p)?,
+        _ => Vec::new(),
+    };
+    let files: Vec<PathBuf> = all.into_iter().filter(|f| !done.iter().any(|r| r.file == rel(f))).collect();
+    if a.resume {
+        println!("resuming: {} files done, {} to go", done.len(), files.len());
+    }
+    // The TSV grows a row at a time (a run stopped half way keeps them).
+    let sink = match &a.tsv {
+        Some(p) => {
+            let mut text = String::from(HEADER);
+            done.iter().for_each(|r| text.push_str(&r.tsv()));
+            std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+            let f = std::fs::OpenOptions::new().append(true).open(p);
+            Some(Mutex::new(f.with_context(|| format!("opening {}", p.display()))?))
+        }
+        None => None,
+    };
     let exe = std::env::current_exe().context("locating the propel executable")?;
     let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
     let timeout = Duration::from_secs_f64(a.timeout.max(0.1));
@@ -163,10 +217,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 // Relaxed: the counter only hands out distinct indices.
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(f) = files.get(i) else { break };
-                let rel = f.strip_prefix(&a.dir).unwrap_or(f).display().to_string();
-                let row = check_one(&exe, f, rel, timeout, a.compare.as_deref());
+                let row = check_one(&exe, f, rel(f), timeout, a.compare.as_deref());
                 bar.set_message(row.file.clone());
                 bar.inc(1);
+                if let Some(Ok(mut out)) = sink.as_ref().map(|m| m.lock()) {
+                    // A row that cannot be appended is still in the final file.
+                    let _ = out.write_all(row.tsv().as_bytes()).and_then(|_| out.flush());
+                }
                 if let Ok(mut r) = rows.lock() {
                     r[i] = Some(row);
                 }
@@ -174,12 +231,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
     });
     bar.finish_and_clear();
-    let rows: Vec<Row> = rows.into_inner().unwrap_or_default().into_iter().flatten().collect();
+    let mut rows: Vec<Row> = rows.into_inner().unwrap_or_default().into_iter().flatten().collect();
+    rows.extend(done);
+    rows.sort_by(|x, y| x.file.cmp(&y.file));
     if let Some(path) = &a.tsv {
-        let mut text = String::from("file\tverdict\troles\tcategory\terror\n");
-        for r in &rows {
-            text.push_str(&format!("{}\t{}\t{}\t{}\t{}\n", r.file, r.verdict, r.roles, r.category, r.error));
-        }
+        let mut text = String::from(HEADER);
+        rows.iter().for_each(|r| text.push_str(&r.tsv()));
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
     }
     let mut verdicts: BTreeMap<&str, usize> = BTreeMap::new();
