@@ -12,7 +12,7 @@
 //! with the network.
 
 use super::layout::{counter0, counts_down, words, Layout};
-use crate::propnet::{Evaluator, Kind, Propnet};
+use crate::propnet::{Kind, Propnet};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64, I8};
 use cranelift_codegen::ir::{AbiParam, Block, Function, InstBuilder, MemFlagsData, Signature, UserFuncName, Value};
@@ -60,6 +60,8 @@ pub(crate) struct Emitter<'a, M: Module> {
     pub(crate) module: &'a mut M,
     net: &'a Propnet,
     goal_net: Option<&'a Propnet>,
+    /// The machine's goal network code ([`super::goals`]), when there is one.
+    goal_eval: Option<FuncId>,
     layout: &'a Layout,
     fanout: Vec<Vec<u32>>,
     triggers: Vec<Vec<Trig>>,
@@ -96,6 +98,7 @@ impl<'a, M: Module> Emitter<'a, M> {
         module: &'a mut M,
         net: &'a Propnet,
         goal_net: Option<&'a Propnet>,
+        goal_eval: Option<FuncId>,
         layout: &'a Layout,
         cycles: Vec<Vec<u32>>,
         prefix: &str,
@@ -120,6 +123,7 @@ impl<'a, M: Module> Emitter<'a, M> {
             module,
             net,
             goal_net,
+            goal_eval,
             layout,
             fanout,
             triggers,
@@ -565,12 +569,12 @@ impl<'a, M: Module> Emitter<'a, M> {
     }
 
     /// Evaluates the separate goal network from scratch into
-    /// `goal_values` (a no-op when there is none).
+    /// `goal_values` (a no-op when there is none), through the machine's
+    /// shared [`super::goals`] code.
     fn emit_eval_goals(&mut self, id: FuncId) -> Result<(), ModuleError> {
         let mut func = self.begin(id);
-        let mem = self.mem;
+        let eval = self.goal_eval.map(|f| self.module.declare_func_in_func(f, &mut func));
         let layout = self.layout.clone();
-        let goal_net = self.goal_net;
         let fc = self.module.isa().frontend_config();
         let mut fctx = std::mem::take(&mut self.fctx);
         {
@@ -579,58 +583,10 @@ impl<'a, M: Module> Emitter<'a, M> {
             b.append_block_params_for_function_params(entry);
             b.switch_to_block(entry);
             let inst = b.block_params(entry)[0];
-            if let Some(g) = goal_net {
-                let off = |c: u32| (layout.goal_values + c) as i32;
-                let value = |b: &mut FunctionBuilder, c: u32| -> Value {
-                    match g.kind(c) {
-                        Kind::True => b.ins().iconst(I8, 1),
-                        Kind::False | Kind::Input(_) => b.ins().iconst(I8, 0),
-                        Kind::Base(i) => {
-                            let w = b.ins().load(I64, mem, inst, (layout.base_bits + 8 * (i / 64)) as i32);
-                            let s = b.ins().ushr_imm_u(w, (i % 64) as i64);
-                            let bit = b.ins().band_imm_s(s, 1);
-                            b.ins().ireduce(I8, bit)
-                        }
-                        k => {
-                            let ins = g.inputs_of(c);
-                            let mut acc = b.ins().iconst(I32, 0);
-                            for &i in ins {
-                                let v = b.ins().load(I8, mem, inst, off(i));
-                                let v = b.ins().uextend(I32, v);
-                                acc = b.ins().iadd(acc, v);
-                            }
-                            let r = gate_value(b, k, acc, ins.len() as i64);
-                            b.ins().ireduce(I8, r)
-                        }
-                    }
-                };
-                let order = Evaluator::new(g);
-                for (group, cyclic) in order.groups() {
-                    if !cyclic {
-                        let c = group[0];
-                        let v = value(&mut b, c);
-                        b.ins().store(mem, v, inst, off(c));
-                        continue;
-                    }
-                    let z = b.ins().iconst(I8, 0);
-                    for &c in group {
-                        b.ins().store(mem, z, inst, off(c));
-                    }
-                    let again = b.create_block();
-                    let done = b.create_block();
-                    b.ins().jump(again, &[]);
-                    b.switch_to_block(again);
-                    let mut changed = b.ins().iconst(I8, 0);
-                    for &c in group {
-                        let old = b.ins().load(I8, mem, inst, off(c));
-                        let v = value(&mut b, c);
-                        b.ins().store(mem, v, inst, off(c));
-                        let d = b.ins().bxor(old, v);
-                        changed = b.ins().bor(changed, d);
-                    }
-                    b.ins().brif(changed, again, &[], done, &[]);
-                    b.switch_to_block(done);
-                }
+            if let Some(eval) = eval {
+                let bits = b.ins().iadd_imm_s(inst, layout.base_bits as i64);
+                let values = b.ins().iadd_imm_s(inst, layout.goal_values as i64);
+                b.ins().call(eval, &[bits, values]);
             }
             b.ins().return_(&[]);
             b.seal_all_blocks();

@@ -22,6 +22,7 @@
 //! | `const uint32_t *propel_lanes_plan(void)` | lanes: where outputs lie |
 
 mod emit;
+mod goals;
 pub mod lanes;
 pub mod layout;
 mod parallel;
@@ -141,11 +142,11 @@ pub fn metadata(m: &Machine<'_>, layout: &MachineLayout, game_hash: &str, cpu: &
 
 /// Generates the whole machine into `module`; returns the exported
 /// functions (in [`EXPORTS`] order), the layout and what it took.
-/// `engine_isa` compiles the engines' propagation code; the module's own
-/// ISA the rest.
+/// `bulk_isa` compiles the straight-line bulk (engines' propagation code,
+/// goal network, lanes); the module's own ISA the rest.
 fn generate<M: Module>(
     module: &mut M,
-    engine_isa: cranelift_codegen::isa::OwnedTargetIsa,
+    bulk_isa: cranelift_codegen::isa::OwnedTargetIsa,
     m: &Machine<'_>,
     game_hash: &str,
     cpu: &str,
@@ -154,7 +155,7 @@ fn generate<M: Module>(
     if updates > MAX_UPDATES {
         return Err(LowerError::TooLarge { updates, limit: MAX_UPDATES });
     }
-    let mut par = parallel::Parallel::new(module, engine_isa);
+    let mut par = parallel::Parallel::new(module, bulk_isa);
     let (exports, layout, mut stats) = emit_all(&mut par, m, game_hash, cpu)?;
     let t = Instant::now();
     par.finish()?;
@@ -184,13 +185,17 @@ fn emit_all<M: Module>(
     let layout = MachineLayout { regions, engines: layouts.clone(), size };
     let mut fns = Vec::new();
     let mut updates = 0;
+    // Straight-line loads and stores, like the engines' propagation code.
+    module.bulk_code(true);
+    let goal_eval = m.goal_net.map(|g| goals::emit(module, g)).transpose()?;
+    module.bulk_code(false);
     for (k, ((net, l), c)) in m.engines.iter().zip(&layouts).zip(cycles).enumerate() {
         let image = reset_image(net, l)[..l.stack as usize].to_vec();
         let t = Instant::now();
-        module.engine_code(true);
-        let mut e = emit::Emitter::new(module, net, m.goal_net, l, c, &format!("propel_e{k}"));
+        module.bulk_code(true);
+        let mut e = emit::Emitter::new(module, net, m.goal_net, goal_eval, l, c, &format!("propel_e{k}"));
         fns.push(e.emit_engine(image)?);
-        e.module.engine_code(false);
+        e.module.bulk_code(false);
         updates += e.edges;
         tracing::debug!(engine = k, updates = e.edges, seconds = t.elapsed().as_secs_f64(), "engine bodies");
     }
@@ -207,7 +212,9 @@ fn emit_all<M: Module>(
     .emit(info)?;
     let names = [EXPORTS[9], EXPORTS[10], EXPORTS[11], EXPORTS[12]];
     let t = Instant::now();
+    module.bulk_code(true);
     let l = lanes::emit(module, m.lanes, m.goal_net, names)?;
+    module.bulk_code(false);
     tracing::debug!(edges = l.edges, seconds = t.elapsed().as_secs_f64(), "lane bodies");
     updates += l.edges;
     let mut exports = exports;
@@ -223,17 +230,22 @@ struct Level {
     regalloc: &'static str,
 }
 
-/// The lane code (and everything but the engines): optimised, with the
-/// backtracking register allocator. It is the fast playout path; with the
-/// single-pass allocator hex and checkers ran 40% slower.
-const LANE_OPT: Level = Level { opt: "speed", regalloc: "backtracking" };
-/// The engines' propagation code: straight-line counter updates that
-/// Cranelift's optimiser barely changes (the same code size within 0.3% on
-/// speedChess), compiled about 1.7x faster without it. Register allocation
-/// was then most of code generation: the backtracking allocator clears its
-/// conflict sets per bundle, which grows with the function; the single-pass
-/// allocator compiles these runs of updates 2-4x faster.
-const ENGINE_OPT: Level = Level { opt: "none", regalloc: "single_pass" };
+/// The small functions that drive the bulk (dispatch, playout loops,
+/// legal-move lists): optimised, with the backtracking register allocator.
+const CONTROL_OPT: Level = Level { opt: "speed", regalloc: "backtracking" };
+/// The bulk of the code: the engines' propagation code, the goal network
+/// and the lanes, all straight-line loads, logic and stores. Cranelift's
+/// optimiser barely changes the engines' code (the same size within 0.3%
+/// on speedChess) and compiles it about 1.7x slower. The single-pass
+/// register allocator compiles these runs 2-4x faster than the
+/// backtracking one (which clears its conflict sets per bundle: 23% of
+/// hex's code generation was `memset`). The lanes, once optimised with the
+/// backtracking allocator, compile 4x faster this way and run as fast or
+/// faster (`propel playouts --machine jit --fast`, two rounds: hex 6.0k
+/// against 4.6k playouts/s, speedChess 9.9k against 8.4k, reversi 124k
+/// against 127k, othello 27.6k against 28.3k); the optimiser had
+/// lengthened live ranges, which the single-pass allocator spills.
+const BULK_OPT: Level = Level { opt: "none", regalloc: "single_pass" };
 
 fn isa(pic: bool, level: Level) -> Result<cranelift_codegen::isa::OwnedTargetIsa, LowerError> {
     let mut flags = settings::builder();
@@ -256,7 +268,7 @@ fn isa(pic: bool, level: Level) -> Result<cranelift_codegen::isa::OwnedTargetIsa
 /// The host's processor features as the code generator sees them, to
 /// refuse a library built for another processor.
 pub fn host_cpu() -> Result<String, LowerError> {
-    let isa = isa(true, LANE_OPT)?;
+    let isa = isa(true, CONTROL_OPT)?;
     Ok(format!(
         "{} {}",
         isa.triple(),
@@ -344,7 +356,7 @@ const JIT_ARENA: usize = 1 << 30;
 pub fn jit(m: &Machine<'_>, game_hash: &str) -> Result<JitCode, LowerError> {
     let t = Instant::now();
     let cpu = host_cpu()?;
-    let mut builder = JITBuilder::with_isa(isa(false, LANE_OPT)?, default_libcall_names());
+    let mut builder = JITBuilder::with_isa(isa(false, CONTROL_OPT)?, default_libcall_names());
     // One contiguous reservation (committed as it fills): calls between
     // functions are 32-bit PC-relative, and separately mapped pieces of a
     // large module could land more than 2 GB apart (amazons, 181 MB of
@@ -352,7 +364,7 @@ pub fn jit(m: &Machine<'_>, game_hash: &str) -> Result<JitCode, LowerError> {
     let arena = ArenaMemoryProvider::new_with_size(JIT_ARENA).map_err(|e| LowerError::Codegen(e.to_string()))?;
     builder.memory_provider(Box::new(arena));
     let mut module = JITModule::new(builder);
-    let (exports, layout, mut stats) = generate(&mut module, isa(false, ENGINE_OPT)?, m, game_hash, &cpu)?;
+    let (exports, layout, mut stats) = generate(&mut module, isa(false, BULK_OPT)?, m, game_hash, &cpu)?;
     module.finalize_definitions()?;
     let addrs: Vec<*const u8> = exports.iter().map(|&id| module.get_finalized_function(id)).collect();
     // SAFETY: the addresses are those of the functions `generate` defined,
@@ -367,9 +379,9 @@ pub fn jit(m: &Machine<'_>, game_hash: &str) -> Result<JitCode, LowerError> {
 pub fn object(m: &Machine<'_>, game_hash: &str) -> Result<(Vec<u8>, MachineLayout, CodeStats), LowerError> {
     let t = Instant::now();
     let cpu = host_cpu()?;
-    let builder = ObjectBuilder::new(isa(true, LANE_OPT)?, "propel_game", default_libcall_names())?;
+    let builder = ObjectBuilder::new(isa(true, CONTROL_OPT)?, "propel_game", default_libcall_names())?;
     let mut module = ObjectModule::new(builder);
-    let (_, layout, mut stats) = generate(&mut module, isa(true, ENGINE_OPT)?, m, game_hash, &cpu)?;
+    let (_, layout, mut stats) = generate(&mut module, isa(true, BULK_OPT)?, m, game_hash, &cpu)?;
     let product = module.finish();
     let bytes = product.emit().map_err(|e| LowerError::Codegen(e.to_string()))?;
     stats.seconds = t.elapsed().as_secs_f64();

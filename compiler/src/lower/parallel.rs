@@ -15,10 +15,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub(crate) struct Parallel<'m, M: Module> {
     inner: &'m mut M,
-    /// Compiles the bodies defined while [`Parallel::engine_code`] is on.
-    engine_isa: isa::OwnedTargetIsa,
-    engine: bool,
-    /// Bodies to compile, and whether each is engine code.
+    /// Compiles the bodies defined while [`Parallel::bulk_code`] is on
+    /// (the straight-line bulk of a machine; the module's own ISA
+    /// compiles the rest).
+    bulk_isa: isa::OwnedTargetIsa,
+    bulk: bool,
+    /// Bodies to compile, and whether each is bulk code.
     pending: Vec<(FuncId, Function, bool)>,
 }
 
@@ -80,35 +82,35 @@ pub(crate) fn threads() -> usize {
 }
 
 impl<'m, M: Module> Parallel<'m, M> {
-    /// `engine_isa` must target the wrapped module's processor and calling
+    /// `bulk_isa` must target the wrapped module's processor and calling
     /// convention; it may differ in optimisation level.
-    pub(crate) fn new(inner: &'m mut M, engine_isa: isa::OwnedTargetIsa) -> Self {
-        Parallel { inner, engine_isa, engine: false, pending: Vec::new() }
+    pub(crate) fn new(inner: &'m mut M, bulk_isa: isa::OwnedTargetIsa) -> Self {
+        Parallel { inner, bulk_isa, bulk: false, pending: Vec::new() }
     }
 
-    /// Whether the bodies defined from now on are engine code.
-    pub(crate) fn engine_code(&mut self, on: bool) {
-        self.engine = on;
+    /// Whether the bodies defined from now on are bulk code.
+    pub(crate) fn bulk_code(&mut self, on: bool) {
+        self.bulk = on;
     }
 
     /// Compiles every pending body and defines it in the wrapped module.
     pub(crate) fn finish(self) -> ModuleResult<()> {
-        let Parallel { inner, engine_isa, pending, .. } = self;
+        let Parallel { inner, bulk_isa, pending, .. } = self;
         let dump = std::env::var_os("PROPEL_DUMP_ASM").is_some();
         let mut order: Vec<usize> = (0..pending.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(pending[i].1.dfg.num_insts()));
-        let isas: [&dyn isa::TargetIsa; 2] = [inner.isa(), &*engine_isa];
+        let isas: [&dyn isa::TargetIsa; 2] = [inner.isa(), &*bulk_isa];
         let decls = inner.declarations();
         let mut done = on_workers(
             pending.len(),
             Context::new,
             |ctx, k| {
                 let i = order[k];
-                let (id, func, engine) = &pending[i];
+                let (id, func, bulk) = &pending[i];
                 ctx.clear();
                 ctx.func = func.clone();
                 let t = std::time::Instant::now();
-                let r = compile(isas[*engine as usize], ctx, *id, dump);
+                let r = compile(isas[*bulk as usize], ctx, *id, dump);
                 tracing::trace!(
                     function = decls.get_function_decl(*id).linkage_name(*id).as_ref(),
                     insts = func.dfg.num_insts(),
@@ -185,7 +187,7 @@ impl<M: Module> Module for Parallel<'_, M> {
         ctx: &mut Context,
         _ctrl_plane: &mut ControlPlane,
     ) -> ModuleResult<()> {
-        self.pending.push((func, std::mem::replace(&mut ctx.func, Function::new()), self.engine));
+        self.pending.push((func, std::mem::replace(&mut ctx.func, Function::new()), self.bulk));
         Ok(())
     }
 

@@ -1,0 +1,156 @@
+//! The goal network's code (when the `goals` pass split it off): the whole
+//! network evaluated from scratch at a terminal state, one byte per
+//! component. It is emitted once per machine, for every engine (the copies
+//! of a split network read the same goals), as
+//! `void propel_goal_eval(const uint64_t *bits, uint8_t *values)`, which
+//! calls chunk functions of at most [`CHUNK_INPUTS`] gate inputs each in
+//! dependency order. Goal networks can be large (othello-comp2007's piece
+//! counting is 188k components): as one function it was one thread's
+//! work for 1.2 s; in chunks it compiles on every core.
+
+use crate::propnet::{Evaluator, Kind, Propnet};
+use cranelift_codegen::ir::types::{I64, I8};
+use cranelift_codegen::ir::{AbiParam, Function, InstBuilder, MemFlagsData, UserFuncName, Value};
+use cranelift_codegen::Context;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_module::{FuncId, Linkage, Module, ModuleError};
+
+/// Gate inputs read per chunk function.
+const CHUNK_INPUTS: usize = 16_384;
+
+/// Emits the goal network's evaluation; returns `propel_goal_eval`.
+pub(crate) fn emit<M: Module>(module: &mut M, net: &Propnet) -> Result<FuncId, ModuleError> {
+    let mut sig = module.make_signature();
+    sig.params.extend([AbiParam::new(I64), AbiParam::new(I64)]);
+    let order = Evaluator::new(net);
+    let mut chunks: Vec<Vec<(&[u32], bool)>> = vec![Vec::new()];
+    let mut inputs = 0;
+    for (group, cyclic) in order.groups() {
+        if inputs >= CHUNK_INPUTS {
+            chunks.push(Vec::new());
+            inputs = 0;
+        }
+        inputs += group.iter().map(|&c| net.inputs_of(c).len().max(1)).sum::<usize>();
+        if let Some(last) = chunks.last_mut() {
+            last.push((group, cyclic));
+        }
+    }
+    let mut ctx = module.make_context();
+    let mut fctx = FunctionBuilderContext::new();
+    let fc = module.isa().frontend_config();
+    let mut ids = Vec::with_capacity(chunks.len());
+    for (k, groups) in chunks.iter().enumerate() {
+        let id = module.declare_function(&format!("propel_goal_chunk_{k}"), Linkage::Local, &sig)?;
+        let mut func = Function::with_name_signature(UserFuncName::user(2, id.as_u32()), sig.clone());
+        chunk_body(net, groups, &mut func, &mut fctx, fc);
+        define(module, &mut ctx, id, func)?;
+        ids.push(id);
+    }
+    let eval = module.declare_function("propel_goal_eval", Linkage::Local, &sig)?;
+    let mut func = Function::with_name_signature(UserFuncName::user(2, eval.as_u32()), sig.clone());
+    let refs: Vec<_> = ids.iter().map(|&id| module.declare_func_in_func(id, &mut func)).collect();
+    {
+        let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let p = b.block_params(entry).to_vec();
+        for r in refs {
+            b.ins().call(r, &p);
+        }
+        b.ins().return_(&[]);
+        b.seal_all_blocks();
+        b.finalize(fc);
+    }
+    define(module, &mut ctx, eval, func)?;
+    Ok(eval)
+}
+
+fn define<M: Module>(module: &mut M, ctx: &mut Context, id: FuncId, func: Function) -> Result<(), ModuleError> {
+    ctx.func = func;
+    let r = module.define_function(id, ctx);
+    module.clear_context(ctx);
+    r
+}
+
+/// One chunk: each group's values in order; a cyclic group is iterated
+/// up from all-false to its least fixed point (AND/OR only: monotone).
+fn chunk_body(
+    net: &Propnet,
+    groups: &[(&[u32], bool)],
+    func: &mut Function,
+    fctx: &mut FunctionBuilderContext,
+    fc: cranelift_codegen::isa::TargetFrontendConfig,
+) {
+    let mem = MemFlagsData::trusted();
+    let mut b = FunctionBuilder::new(func, fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let (bits, values) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+    let at = |c: u32| c as i32;
+    for &(group, cyclic) in groups {
+        if !cyclic {
+            let c = group[0];
+            let v = value(&mut b, net, c, bits, values);
+            b.ins().store(mem, v, values, at(c));
+            continue;
+        }
+        let z = b.ins().iconst(I8, 0);
+        for &c in group {
+            b.ins().store(mem, z, values, at(c));
+        }
+        let again = b.create_block();
+        let done = b.create_block();
+        b.ins().jump(again, &[]);
+        b.switch_to_block(again);
+        let mut changed = b.ins().iconst(I8, 0);
+        for &c in group {
+            let old = b.ins().load(I8, mem, values, at(c));
+            let v = value(&mut b, net, c, bits, values);
+            b.ins().store(mem, v, values, at(c));
+            let d = b.ins().bxor(old, v);
+            changed = b.ins().bor(changed, d);
+        }
+        b.ins().brif(changed, again, &[], done, &[]);
+        b.switch_to_block(done);
+    }
+    b.ins().return_(&[]);
+    b.seal_all_blocks();
+    b.finalize(fc);
+}
+
+/// Component `c`'s value (an i8, 0 or 1) from the state's bits and the
+/// values already stored: AND/OR as a chain of `band`/`bor` over its
+/// inputs' bytes, complemented for NAND, NOR and NOT.
+fn value(b: &mut FunctionBuilder, net: &Propnet, c: u32, bits: Value, values: Value) -> Value {
+    let mem = MemFlagsData::trusted();
+    let kind = net.kind(c);
+    match kind {
+        Kind::True => b.ins().iconst(I8, 1),
+        Kind::False | Kind::Input(_) => b.ins().iconst(I8, 0),
+        Kind::Base(i) => {
+            let byte = b.ins().load(I8, mem, bits, (i / 8) as i32);
+            let s = b.ins().ushr_imm_u(byte, (i % 8) as i64);
+            b.ins().band_imm_s(s, 1)
+        }
+        _ => {
+            let ins = net.inputs_of(c);
+            let Some((&first, rest)) = ins.split_first() else {
+                return b.ins().iconst(I8, kind.gate(0, 0) as i64);
+            };
+            let mut acc = b.ins().load(I8, mem, values, first as i32);
+            for &i in rest {
+                let v = b.ins().load(I8, mem, values, i as i32);
+                acc = match kind {
+                    Kind::And | Kind::Nand => b.ins().band(acc, v),
+                    _ => b.ins().bor(acc, v),
+                };
+            }
+            match kind {
+                Kind::Nand | Kind::Nor | Kind::Not => b.ins().bxor_imm_s(acc, 1),
+                _ => acc,
+            }
+        }
+    }
+}
