@@ -63,6 +63,13 @@ impl Machine<'_> {
         let edges = |n: &Propnet| n.counts().edges;
         self.engines.iter().map(|n| edges(n)).sum::<usize>() + self.lanes.map_or(0, edges)
     }
+
+    /// The error code generation would give for a machine over
+    /// [`MAX_UPDATES`], if this one is.
+    pub fn too_large(&self) -> Option<LowerError> {
+        let updates = self.updates();
+        (updates > MAX_UPDATES).then_some(LowerError::TooLarge { updates, limit: MAX_UPDATES })
+    }
 }
 
 impl From<ModuleError> for LowerError {
@@ -151,9 +158,8 @@ fn generate<M: Module>(
     game_hash: &str,
     cpu: &str,
 ) -> Result<(Vec<cranelift_module::FuncId>, MachineLayout, CodeStats), LowerError> {
-    let updates = m.updates();
-    if updates > MAX_UPDATES {
-        return Err(LowerError::TooLarge { updates, limit: MAX_UPDATES });
+    if let Some(e) = m.too_large() {
+        return Err(e);
     }
     let mut par = parallel::Parallel::new(module, bulk_isa);
     let (exports, layout, mut stats) = emit_all(&mut par, m, game_hash, cpu)?;

@@ -88,14 +88,17 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let depth_done = perft_depth(&mut prover, &a)?;
     let mut found = disagreement(&mut prover, &mut prepared.propnet(), &a, depth_done, "propnet")?;
     let mut machines = vec!["propnet"];
-    if found.is_none() && a.jit {
+    // Networks over the native size limit run on the interpreter only: no
+    // native machine to compare.
+    let too_large = prepared.lower_machine().too_large();
+    if found.is_none() && a.jit && too_large.is_none() {
         found = match prepared.jit(&game.name) {
             Ok((mut jit, _)) => native_disagreement(&mut prover, &mut jit, &prepared, &a, depth_done, "jit")?,
             Err(e) => Some(format!("the propnet builds but the JIT does not: {e:#}")),
         };
         machines.push("jit");
     }
-    if found.is_none() && a.aot {
+    if found.is_none() && a.aot && too_large.is_none() {
         let dir = std::env::temp_dir().join(format!("propel-compare-{}", std::process::id()));
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let (lib, header) = (dir.join("game.so"), dir.join("game.h"));
@@ -111,7 +114,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     let lanes = if machines.len() > 1 { " (lane playouts too)" } else { "" };
-    out("agree", format!("{}{lanes}: perft to depth {depth_done}, {} traces", machines.join(", "), a.traces), extra);
+    let native = match too_large {
+        Some(e) if a.jit || a.aot => format!("; no native code: {e}"),
+        _ => String::new(),
+    };
+    let detail = format!("{}{lanes}: perft to depth {depth_done}, {} traces{native}", machines.join(", "), a.traces);
+    out("agree", detail, extra);
     Ok(ExitCode::SUCCESS)
 }
 
