@@ -30,6 +30,11 @@ pub struct Args {
     /// interface.
     #[arg(long)]
     fast: bool,
+    /// With `--fast`: bit-parallel lanes (`on`), the differential code one
+    /// playout at a time (`off`), or whichever measured faster when the
+    /// machine was built (`auto`).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"])]
+    lanes: String,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -49,6 +54,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
             crate::machines::MachineKind::Aot(p) => crate::machines::load_aot(p, &game)?,
             _ => anyhow::bail!("--fast needs --machine jit or aot:FILE"),
         };
+        if a.lanes != "auto" {
+            let on = a.lanes == "on";
+            if on && !m.has_lanes() {
+                anyhow::bail!("this machine has no lane code (a cycle over 1,000 gates)");
+            }
+            // Relaxed: read by this thread only, after this store.
+            m.code().prefer_lanes.store(on, std::sync::atomic::Ordering::Relaxed);
+        }
         fast_playouts(&mut m, Duration::from_secs_f64(secs), a.count, a.seed)?
     } else if let Some(n) = a.count {
         with_machine!(a.machine, game, |m| count_playouts(&mut m, n, a.seed)?)
@@ -89,6 +102,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
 
 /// Native playouts from the initial state for `duration` (at least one
 /// batch), in batches of [`BATCH`] (bit-parallel where the code can).
+/// Never inlined: `scripts/instructions.sh` counts instructions inside it.
+#[inline(never)]
 fn fast_playouts(m: &mut NativeMachine, duration: Duration, count: Option<u64>, seed: u64) -> Result<PlayoutStats> {
     let mut rng = Rng::new(seed);
     let mut stats = PlayoutStats::default();
@@ -126,7 +141,9 @@ fn fast_playouts(m: &mut NativeMachine, duration: Duration, count: Option<u64>, 
 /// Playouts per call of the native batch.
 const BATCH: usize = 256;
 
-/// Exactly `n` playouts through the machine interface.
+/// Exactly `n` playouts through the machine interface. Never inlined:
+/// `scripts/instructions.sh` counts instructions inside it.
+#[inline(never)]
 fn count_playouts<M: StateMachine>(m: &mut M, n: u64, seed: u64) -> Result<PlayoutStats> {
     let mut rng = Rng::new(seed);
     let mut stats = PlayoutStats::default();
