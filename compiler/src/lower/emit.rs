@@ -30,6 +30,9 @@ const CHUNK_UPDATES: usize = 8192;
 /// ones make fewer calls between chunks while propagating.
 const CHUNK_IDS: u32 = 1024;
 const NONE: u32 = u32::MAX;
+/// Counter updates whose chunk bodies are built at a time (about a batch
+/// of [`super::parallel::BATCH_INSTS`] IR instructions).
+const BODY_BATCH_UPDATES: usize = super::parallel::BATCH_INSTS / 10;
 /// A leaf table entry for a leaf set by its own code.
 const SPECIAL: u32 = u32::MAX;
 
@@ -195,9 +198,22 @@ impl<'a, M: Module> Emitter<'a, M> {
         let base_table = self.leaf_table(&format!("{p}_base_leaves"), &base_comps)?;
         let input_table = self.leaf_table(&format!("{p}_input_leaves"), &input_comps)?;
 
-        let bodies = self.chunk_bodies(&chunks);
-        for (&id, func) in chunks.iter().zip(bodies) {
-            self.finish(id, func)?;
+        // Bodies built a batch at a time (the module compiles them in
+        // batches too), so that memory does not grow with the network.
+        self.edges += self.fanout.iter().map(Vec::len).sum::<usize>();
+        let mut k0 = 0;
+        while k0 < chunks.len() {
+            let (mut k1, mut updates) = (k0, 0);
+            while k1 < chunks.len() && (k1 == k0 || updates < BODY_BATCH_UPDATES) {
+                let (lo, hi) = self.chunks[k1];
+                updates += (lo..hi).map(|c| self.fanout[c as usize].len()).sum::<usize>();
+                k1 += 1;
+            }
+            let bodies = self.chunk_bodies(&chunks, k0..k1);
+            for (&id, func) in chunks[k0..k1].iter().zip(bodies) {
+                self.finish(id, func)?;
+            }
+            k0 = k1;
         }
         for s in 0..self.cycles.len() {
             self.emit_cycle(cycle_fns[s], s)?;
@@ -324,17 +340,18 @@ impl<'a, M: Module> Emitter<'a, M> {
         r
     }
 
-    /// The chunk functions' bodies, built on [`super::parallel::threads`]
-    /// threads (each chunk is independent), in chunk order.
-    fn chunk_bodies(&mut self, ids: &[FuncId]) -> Vec<Function> {
+    /// The bodies of chunk functions `range` (of `ids`), built on
+    /// [`super::parallel::threads`] threads (each chunk is independent),
+    /// in chunk order.
+    fn chunk_bodies(&mut self, ids: &[FuncId], range: std::ops::Range<usize>) -> Vec<Function> {
         let sig = self.module.declarations().get_function_decl(ids[0]).signature.clone();
         let fc = self.module.isa().frontend_config();
-        self.edges += self.fanout.iter().map(Vec::len).sum::<usize>();
         let code = self.code();
         super::parallel::on_workers(
-            ids.len(),
+            range.len(),
             FunctionBuilderContext::new,
-            |fctx, k| {
+            |fctx, j| {
+                let k = range.start + j;
                 let mut func = Function::with_name_signature(UserFuncName::user(0, ids[k].as_u32()), sig.clone());
                 code.chunk_body(k as u32, &mut func, fctx, fc);
                 func

@@ -52,10 +52,11 @@ pub enum LowerError {
 }
 
 /// Counter updates (edges of the engines and of the lane network) above
-/// which no code is generated. Code generation holds every function body
-/// until it compiles them: about 0.8 KB of memory per update (amazons,
-/// 3.47M updates: 2.9 GB and 32 s on two cores), under 4 GiB up to here.
-pub const MAX_UPDATES: usize = 4_000_000;
+/// which no code is generated. Code generation compiles in batches, so
+/// memory is one batch of IR plus the machine code, about 52 bytes per
+/// update (base/amazons, 3.47M updates: 181 MB of code, 9.4 s on two cores,
+/// 1.5 GB at the peak); this limit keeps the code within [`JIT_ARENA`].
+pub const MAX_UPDATES: usize = 16_000_000;
 
 impl Machine<'_> {
     /// Counter updates the generated code will hold, about.
@@ -353,10 +354,10 @@ fn info_bytes(meta: &str) -> Vec<u8> {
     v
 }
 
-/// Address space reserved for one JIT module's code and data: well above
-/// what [`MAX_UPDATES`] allows (about 60 bytes of code per update), and
-/// within the reach of 32-bit PC-relative calls.
-const JIT_ARENA: usize = 1 << 30;
+/// Address space reserved for one JIT module's code and data: above what
+/// [`MAX_UPDATES`] allows (about 52 bytes of code per update), and within
+/// the reach of 32-bit PC-relative calls (2 GiB).
+const JIT_ARENA: usize = 3 << 29;
 
 /// Compiles a machine into memory.
 pub fn jit(m: &Machine<'_>, game_hash: &str) -> Result<JitCode, LowerError> {

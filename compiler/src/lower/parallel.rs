@@ -1,9 +1,12 @@
 //! A [`Module`] that compiles on every core. The emitters define function
-//! bodies as usual; this wrapper keeps them and, at [`Parallel::finish`],
-//! compiles them on worker threads (largest first, so the long ones do not
-//! come last) and hands the machine code to the wrapped module as bytes,
-//! in definition order. Code generation is most of a large machine's build
-//! time, and each function compiles on its own.
+//! bodies as usual; this wrapper keeps them and, once they hold
+//! [`BATCH_INSTS`] instructions (and at [`Parallel::finish`]), compiles
+//! them on worker threads (largest first, so the long ones do not come
+//! last) and hands the machine code to the wrapped module as bytes, in
+//! definition order. Code generation is most of a large machine's build
+//! time, and each function compiles on its own. Compiling in batches keeps
+//! memory to one batch of IR (about 80 bytes an instruction) plus the
+//! machine code, whatever the network's size.
 
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::Function;
@@ -22,7 +25,16 @@ pub(crate) struct Parallel<'m, M: Module> {
     bulk: bool,
     /// Bodies to compile, and whether each is bulk code.
     pending: Vec<(FuncId, Function, bool)>,
+    /// IR instructions in `pending`.
+    pending_insts: usize,
+    /// Compile a batch once `pending_insts` reaches this.
+    batch_insts: usize,
 }
+
+/// IR instructions held before a batch is compiled: enough for every core
+/// to have work, few enough to bound memory (a few hundred MB).
+/// `PROPEL_BATCH_INSTS` overrides it (tests use tiny batches).
+pub(crate) const BATCH_INSTS: usize = 4_000_000;
 
 /// One function's machine code, ready for `define_function_bytes`.
 struct Compiled {
@@ -85,7 +97,8 @@ impl<'m, M: Module> Parallel<'m, M> {
     /// `bulk_isa` must target the wrapped module's processor and calling
     /// convention; it may differ in optimisation level.
     pub(crate) fn new(inner: &'m mut M, bulk_isa: isa::OwnedTargetIsa) -> Self {
-        Parallel { inner, bulk_isa, bulk: false, pending: Vec::new() }
+        let batch_insts = std::env::var("PROPEL_BATCH_INSTS").ok().and_then(|v| v.parse().ok()).unwrap_or(BATCH_INSTS);
+        Parallel { inner, bulk_isa, bulk: false, pending: Vec::new(), pending_insts: 0, batch_insts }
     }
 
     /// Whether the bodies defined from now on are bulk code.
@@ -94,12 +107,19 @@ impl<'m, M: Module> Parallel<'m, M> {
     }
 
     /// Compiles every pending body and defines it in the wrapped module.
-    pub(crate) fn finish(self) -> ModuleResult<()> {
-        let Parallel { inner, bulk_isa, pending, .. } = self;
+    pub(crate) fn finish(mut self) -> ModuleResult<()> {
+        self.flush()
+    }
+
+    /// Compiles the pending bodies on the workers and defines them.
+    fn flush(&mut self) -> ModuleResult<()> {
+        let pending = std::mem::take(&mut self.pending);
+        self.pending_insts = 0;
+        let Parallel { inner, bulk_isa, .. } = self;
         let dump = std::env::var_os("PROPEL_DUMP_ASM").is_some();
         let mut order: Vec<usize> = (0..pending.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(pending[i].1.dfg.num_insts()));
-        let isas: [&dyn isa::TargetIsa; 2] = [inner.isa(), &*bulk_isa];
+        let isas: [&dyn isa::TargetIsa; 2] = [inner.isa(), &**bulk_isa];
         let decls = inner.declarations();
         let mut done = on_workers(
             pending.len(),
@@ -180,14 +200,19 @@ impl<M: Module> Module for Parallel<'_, M> {
         self.inner.declare_anonymous_data(writable, tls)
     }
 
-    /// Keeps the body for [`Parallel::finish`]; `ctx` is left empty.
+    /// Keeps the body for the next batch; `ctx` is left empty.
     fn define_function_with_control_plane(
         &mut self,
         func: FuncId,
         ctx: &mut Context,
         _ctrl_plane: &mut ControlPlane,
     ) -> ModuleResult<()> {
-        self.pending.push((func, std::mem::replace(&mut ctx.func, Function::new()), self.bulk));
+        let body = std::mem::replace(&mut ctx.func, Function::new());
+        self.pending_insts += body.dfg.num_insts();
+        self.pending.push((func, body, self.bulk));
+        if self.pending_insts >= self.batch_insts {
+            self.flush()?;
+        }
         Ok(())
     }
 
