@@ -30,7 +30,8 @@ run() {
   local n=$1; shift
   valgrind --tool=callgrind --branch-sim=yes --collect-atstart=no \
     --toggle-collect='*count_playouts*' --toggle-collect='*fast_playouts*' \
-    --smc-check=all-non-file --callgrind-out-file="$tmp/cg" "$propel" playouts "$@" --count "$n" >"$tmp/out" 2>&1
+    --smc-check=all-non-file --callgrind-out-file="$tmp/cg" "$propel" playouts "$@" --count "$n" >"$tmp/out" 2>&1 ||
+    return 1
   # summary: Ir Bc Bcm Bi Bim (conditional and indirect branches, mispredicted)
   awk '/^summary:/ {print $2, $3 + $5, $4 + $6}' "$tmp/cg"
 }
@@ -42,7 +43,11 @@ for spec in "$@"; do
   [ "$count" = "$spec" ] && count=1000
   for machine in "propnet" "jit --fast --lanes off" "jit --fast --lanes on"; do
     # shellcheck disable=SC2086
-    read -r i b m < <(run "$count" "$game" --machine $machine)
+    if ! counts=$(run "$count" "$game" --machine $machine); then
+      printf '%s\t%s\tfailed: %s\n' "$(basename "$game" .kif)" "$machine" "$(grep -m1 -i error "$tmp/out")"
+      continue
+    fi
+    read -r i b m <<<"$counts"
     len=$(awk '/average length/ {print $3}' "$tmp/out")
     awk -v g="$(basename "$game" .kif)" -v mach="$machine" -v n="$count" -v len="$len" \
       -v i="$i" -v b="$b" -v m="$m" 'BEGIN {

@@ -30,9 +30,6 @@ const CHUNK_UPDATES: usize = 8192;
 /// ones make fewer calls between chunks while propagating.
 const CHUNK_IDS: u32 = 1024;
 const NONE: u32 = u32::MAX;
-/// Counter updates whose chunk bodies are built at a time (about a batch
-/// of [`super::parallel::BATCH_INSTS`] IR instructions).
-const BODY_BATCH_UPDATES: usize = super::parallel::BATCH_INSTS / 10;
 /// A leaf table entry for a leaf set by its own code.
 const SPECIAL: u32 = u32::MAX;
 
@@ -80,6 +77,9 @@ pub(crate) struct Emitter<'a, M: Module> {
     pub(crate) edges: usize,
     /// Each chunk function's ids: (first, end).
     chunks: Vec<(u32, u32)>,
+    /// Counter updates whose chunk bodies are built at a time (about 10 IR
+    /// instructions each: one compile batch).
+    body_batch: usize,
 }
 
 /// One engine's functions (one network's machine), all taking the
@@ -105,6 +105,7 @@ impl<'a, M: Module> Emitter<'a, M> {
         layout: &'a Layout,
         cycles: Vec<Vec<u32>>,
         prefix: &str,
+        batch_insts: usize,
     ) -> Self {
         let n = net.len();
         let fanout = net.fanout();
@@ -138,6 +139,7 @@ impl<'a, M: Module> Emitter<'a, M> {
             prefix: prefix.to_string(),
             edges: 0,
             chunks: Vec::new(),
+            body_batch: (batch_insts / 10).max(1),
         }
     }
 
@@ -204,7 +206,7 @@ impl<'a, M: Module> Emitter<'a, M> {
         let mut k0 = 0;
         while k0 < chunks.len() {
             let (mut k1, mut updates) = (k0, 0);
-            while k1 < chunks.len() && (k1 == k0 || updates < BODY_BATCH_UPDATES) {
+            while k1 < chunks.len() && (k1 == k0 || updates < self.body_batch) {
                 let (lo, hi) = self.chunks[k1];
                 updates += (lo..hi).map(|c| self.fanout[c as usize].len()).sum::<usize>();
                 k1 += 1;

@@ -15,18 +15,20 @@ use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Linkage, Module, ModuleError};
 
-/// Gate inputs read per chunk function.
-const CHUNK_INPUTS: usize = 16_384;
+/// Gate inputs read per chunk function (at most; smaller with small
+/// compile batches).
+pub(crate) const CHUNK_INPUTS: usize = 16_384;
 
-/// Emits the goal network's evaluation; returns `propel_goal_eval`.
-pub(crate) fn emit<M: Module>(module: &mut M, net: &Propnet) -> Result<FuncId, ModuleError> {
+/// Emits the goal network's evaluation in chunks of about `chunk_inputs`
+/// gate inputs; returns `propel_goal_eval`.
+pub(crate) fn emit<M: Module>(module: &mut M, net: &Propnet, chunk_inputs: usize) -> Result<FuncId, ModuleError> {
     let mut sig = module.make_signature();
     sig.params.extend([AbiParam::new(I64), AbiParam::new(I64)]);
     let order = Evaluator::new(net);
     let mut chunks: Vec<Vec<(&[u32], bool)>> = vec![Vec::new()];
     let mut inputs = 0;
     for (group, cyclic) in order.groups() {
-        if inputs >= CHUNK_INPUTS {
+        if inputs >= chunk_inputs {
             chunks.push(Vec::new());
             inputs = 0;
         }
@@ -130,9 +132,11 @@ fn value(b: &mut FunctionBuilder, net: &Propnet, c: u32, bits: Value, values: Va
         Kind::True => b.ins().iconst(I8, 1),
         Kind::False | Kind::Input(_) => b.ins().iconst(I8, 0),
         Kind::Base(i) => {
-            let byte = b.ins().load(I8, mem, bits, (i / 8) as i32);
-            let s = b.ins().ushr_imm_u(byte, (i % 8) as i64);
-            b.ins().band_imm_s(s, 1)
+            // The state is u64 words: a word load reads bit i on any byte order.
+            let w = b.ins().load(I64, mem, bits, 8 * (i / 64) as i32);
+            let s = b.ins().ushr_imm_u(w, (i % 64) as i64);
+            let bit = b.ins().band_imm_s(s, 1);
+            b.ins().ireduce(I8, bit)
         }
         _ => {
             let ins = net.inputs_of(c);

@@ -59,10 +59,13 @@ pub enum LowerError {
 pub const MAX_UPDATES: usize = 16_000_000;
 
 impl Machine<'_> {
-    /// Counter updates the generated code will hold, about.
+    /// Counter updates the generated code will hold, about (the goal
+    /// network's inputs count once for its own code and once more in the
+    /// lanes).
     pub fn updates(&self) -> usize {
         let edges = |n: &Propnet| n.counts().edges;
-        self.engines.iter().map(|n| edges(n)).sum::<usize>() + self.lanes.map_or(0, edges)
+        let goals = self.goal_net.map_or(0, edges) * (1 + self.lanes.is_some() as usize);
+        self.engines.iter().map(|n| edges(n)).sum::<usize>() + self.lanes.map_or(0, edges) + goals
     }
 
     /// The error code generation would give for a machine over
@@ -194,13 +197,15 @@ fn emit_all<M: Module>(
     let mut updates = 0;
     // Straight-line loads and stores, like the engines' propagation code.
     module.bulk_code(true);
-    let goal_eval = m.goal_net.map(|g| goals::emit(module, g)).transpose()?;
+    let chunk_inputs = (module.batch_insts() / 4).clamp(1, goals::CHUNK_INPUTS);
+    let goal_eval = m.goal_net.map(|g| goals::emit(module, g, chunk_inputs)).transpose()?;
     module.bulk_code(false);
     for (k, ((net, l), c)) in m.engines.iter().zip(&layouts).zip(cycles).enumerate() {
         let image = reset_image(net, l)[..l.stack as usize].to_vec();
         let t = Instant::now();
         module.bulk_code(true);
-        let mut e = emit::Emitter::new(module, net, m.goal_net, goal_eval, l, c, &format!("propel_e{k}"));
+        let batch = module.batch_insts();
+        let mut e = emit::Emitter::new(module, net, m.goal_net, goal_eval, l, c, &format!("propel_e{k}"), batch);
         fns.push(e.emit_engine(image)?);
         e.module.bulk_code(false);
         updates += e.edges;

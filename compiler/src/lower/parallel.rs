@@ -5,8 +5,9 @@
 //! last) and hands the machine code to the wrapped module as bytes, in
 //! definition order. Code generation is most of a large machine's build
 //! time, and each function compiles on its own. Compiling in batches keeps
-//! memory to one batch of IR (about 80 bytes an instruction) plus the
-//! machine code, whatever the network's size.
+//! memory to a few batches of IR (about 80 bytes an instruction) plus the
+//! machine code (about two batches at the peak: the emitter's batch of
+//! bodies and the copies being compiled), whatever the network's size.
 
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::Function;
@@ -33,7 +34,9 @@ pub(crate) struct Parallel<'m, M: Module> {
 
 /// IR instructions held before a batch is compiled: enough for every core
 /// to have work, few enough to bound memory (a few hundred MB).
-/// `PROPEL_BATCH_INSTS` overrides it (tests use tiny batches).
+/// `PROPEL_BATCH_INSTS` overrides it; the engines' bodies and the goal
+/// network's chunks are sized from it, so tests with tiny batches run
+/// every path that cuts code into pieces.
 pub(crate) const BATCH_INSTS: usize = 4_000_000;
 
 /// One function's machine code, ready for `define_function_bytes`.
@@ -99,6 +102,12 @@ impl<'m, M: Module> Parallel<'m, M> {
     pub(crate) fn new(inner: &'m mut M, bulk_isa: isa::OwnedTargetIsa) -> Self {
         let batch_insts = std::env::var("PROPEL_BATCH_INSTS").ok().and_then(|v| v.parse().ok()).unwrap_or(BATCH_INSTS);
         Parallel { inner, bulk_isa, bulk: false, pending: Vec::new(), pending_insts: 0, batch_insts }
+    }
+
+    /// IR instructions compiled per batch: emitters size the pieces they
+    /// build at a time by it.
+    pub(crate) fn batch_insts(&self) -> usize {
+        self.batch_insts
     }
 
     /// Whether the bodies defined from now on are bulk code.

@@ -15,7 +15,7 @@ use propel_runtime::trace::{trace, TraceStep};
 use propel_runtime::{NativeMachine, Prover, Rng, StateMachine};
 use serde_json::json;
 use std::path::PathBuf;
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 #[derive(clap::Args)]
@@ -83,6 +83,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         "build_seconds": t.elapsed().as_secs_f64(),
         "components": prepared.net().len(),
         "split": prepared.split_report().map(|s| s.kept).unwrap_or(false),
+        "native_split": prepared.lower_machine().split.is_some(),
         "demand": prepared.demand(),
     });
     let depth_done = perft_depth(&mut prover, &a)?;
@@ -91,31 +92,42 @@ pub fn run(a: Args) -> Result<ExitCode> {
     // Networks over the native size limit run on the interpreter only: no
     // native machine to compare.
     let too_large = prepared.lower_machine().too_large();
+    let mut lanes = "";
     if found.is_none() && a.jit && too_large.is_none() {
         found = match prepared.jit(&game.name) {
-            Ok((mut jit, _)) => native_disagreement(&mut prover, &mut jit, &prepared, &a, depth_done, "jit")?,
+            Ok((mut jit, _)) => {
+                if jit.has_lanes() {
+                    lanes = " (lane playouts too)";
+                }
+                native_disagreement(&mut prover, &mut jit, &prepared, &a, depth_done, "jit")?
+            }
             Err(e) => Some(format!("the propnet builds but the JIT does not: {e:#}")),
         };
         machines.push("jit");
     }
-    if found.is_none() && a.aot && too_large.is_none() {
-        let dir = std::env::temp_dir().join(format!("propel-compare-{}", std::process::id()));
+    // A library needs a C compiler to link it; without one it is skipped.
+    let cc = Command::new("cc").arg("--version").output().is_ok_and(|o| o.status.success());
+    if found.is_none() && a.aot && too_large.is_none() && cc {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let dir = std::env::temp_dir().join(format!("propel-compare-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let (lib, header) = (dir.join("game.so"), dir.join("game.h"));
-        found = match write_library(&prepared, &text, &file, &lib, &header, "cc").and_then(|_| load_aot(&lib, &game)) {
+        let loaded = write_library(&prepared, &text, &file, &lib, &header, "cc").and_then(|_| load_aot(&lib, &game));
+        // A loaded library stays mapped once its file is gone.
+        let _ = std::fs::remove_dir_all(&dir);
+        found = match loaded {
             Ok(mut aot) => native_disagreement(&mut prover, &mut aot, &prepared, &a, depth_done, "aot")?,
             Err(e) => Some(format!("the propnet builds but the library does not: {e:#}")),
         };
-        let _ = std::fs::remove_dir_all(&dir);
         machines.push("aot");
     }
     if let Some(d) = found {
         out("DISAGREE", d, extra);
         return Ok(ExitCode::FAILURE);
     }
-    let lanes = if machines.len() > 1 { " (lane playouts too)" } else { "" };
     let native = match too_large {
         Some(e) if a.jit || a.aot => format!("; no native code: {e}"),
+        _ if a.aot && !cc => "; no library: no C compiler (`cc`) to link it".to_string(),
         _ => String::new(),
     };
     let detail = format!("{}{lanes}: perft to depth {depth_done}, {} traces{native}", machines.join(", "), a.traces);
@@ -176,7 +188,7 @@ fn lanes_disagreement(jit: &mut NativeMachine, net: &Propnet, goal_net: Option<&
             Ok(n) => standard.push(n as f64),
             // A game without end or without moves: the lanes must say so too.
             Err(_) if fast.is_err() => return Ok(None),
-            Err(e) => return Ok(Some(format!("jit lanes: playouts end, standard playouts fail ({e})"))),
+            Err(e) => return Ok(Some(format!("lanes: playouts end, standard playouts fail ({e})"))),
         }
     }
     if let Err(e) = fast {

@@ -49,7 +49,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
 
 /// Generates `prepared`'s code as an object file, links it into the shared
 /// library `output` with the C compiler `cc`, and writes its C header.
-/// `text` is the game file's text (its hash goes into the library).
+/// `text` is the game file's text (its hash goes into the library). The
+/// object file lies beside `output` until it is linked.
 pub fn write_library(
     prepared: &Prepared,
     text: &[u8],
@@ -60,10 +61,8 @@ pub fn write_library(
 ) -> Result<CodeStats> {
     let machine = prepared.lower_machine();
     let (bytes, layout, stats) = object(&machine, &game_hash(text))?;
-    let dir = std::env::temp_dir().join(format!("propel-compile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let obj = dir.join("game.o");
-    std::fs::write(&obj, &bytes)?;
+    let obj = output.with_extension("o");
+    std::fs::write(&obj, &bytes).with_context(|| format!("writing {}", obj.display()))?;
     let out = Command::new(cc)
         .arg("-shared")
         .arg("-o")
@@ -71,7 +70,7 @@ pub fn write_library(
         .arg(&obj)
         .output()
         .with_context(|| format!("running the C compiler `{cc}` to link the library"));
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&obj);
     let out = out?;
     if !out.status.success() {
         bail!("linking {} failed:\n{}", output.display(), String::from_utf8_lossy(&out.stderr));

@@ -75,6 +75,14 @@ fn earlier_rows(path: &Path) -> Result<Vec<Row>> {
     }
 }
 
+/// Writes `text` to a file beside `path` and renames it over `path`, so
+/// that a run stopped while writing leaves the old rows whole.
+fn replace_file(path: &Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension("tsv.tmp");
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))
+}
+
 fn kif_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -185,8 +193,9 @@ fn must_reject(dir: &Path) -> Vec<String> {
 pub fn run(a: Args) -> Result<ExitCode> {
     let all = kif_files(&a.dir)?;
     let rel = |f: &Path| f.strip_prefix(&a.dir).unwrap_or(f).display().to_string();
+    // Rows of files no longer under DIR are dropped.
     let done: Vec<Row> = match &a.tsv {
-        Some(p) if a.resume => earlier_rows(p)?,
+        Some(p) if a.resume => earlier_rows(p)?.into_iter().filter(|r| all.iter().any(|f| rel(f) == r.file)).collect(),
         _ => Vec::new(),
     };
     let files: Vec<PathBuf> = all.into_iter().filter(|f| !done.iter().any(|r| r.file == rel(f))).collect();
@@ -198,7 +207,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         Some(p) => {
             let mut text = String::from(HEADER);
             done.iter().for_each(|r| text.push_str(&r.tsv()));
-            std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+            replace_file(p, &text)?;
             let f = std::fs::OpenOptions::new().append(true).open(p);
             Some(Mutex::new(f.with_context(|| format!("opening {}", p.display()))?))
         }
@@ -237,7 +246,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if let Some(path) = &a.tsv {
         let mut text = String::from(HEADER);
         rows.iter().for_each(|r| text.push_str(&r.tsv()));
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        replace_file(path, &text)?;
     }
     let mut verdicts: BTreeMap<&str, usize> = BTreeMap::new();
     let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();

@@ -33,7 +33,7 @@ pub struct Args {
     /// With `--fast`: bit-parallel lanes (`on`), the differential code one
     /// playout at a time (`off`), or whichever measured faster when the
     /// machine was built (`auto`).
-    #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"])]
+    #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"], requires = "fast")]
     lanes: String,
 }
 
@@ -57,7 +57,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         if a.lanes != "auto" {
             let on = a.lanes == "on";
             if on && !m.has_lanes() {
-                anyhow::bail!("this machine has no lane code (a cycle over 1,000 gates)");
+                anyhow::bail!("this machine has no lane code (see docs/native.md: lanes)");
             }
             // Relaxed: read by this thread only, after this store.
             m.code().prefer_lanes.store(on, std::sync::atomic::Ordering::Relaxed);
