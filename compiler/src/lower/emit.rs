@@ -59,9 +59,9 @@ enum Trig {
 pub(crate) struct Emitter<'a, M: Module> {
     pub(crate) module: &'a mut M,
     net: &'a Propnet,
-    goal_net: Option<&'a Propnet>,
-    /// The machine's goal network code ([`super::goals`]), when there is one.
-    goal_eval: Option<FuncId>,
+    /// The goal network, when the goal logic was split off, and its code
+    /// (`propel_goal_eval`, [`super::goals`]).
+    goal_net: Option<(&'a Propnet, FuncId)>,
     layout: &'a Layout,
     fanout: Vec<Vec<u32>>,
     triggers: Vec<Vec<Trig>>,
@@ -100,8 +100,7 @@ impl<'a, M: Module> Emitter<'a, M> {
     pub(crate) fn new(
         module: &'a mut M,
         net: &'a Propnet,
-        goal_net: Option<&'a Propnet>,
-        goal_eval: Option<FuncId>,
+        goal_net: Option<(&'a Propnet, FuncId)>,
         layout: &'a Layout,
         cycles: Vec<Vec<u32>>,
         prefix: &str,
@@ -127,7 +126,6 @@ impl<'a, M: Module> Emitter<'a, M> {
             module,
             net,
             goal_net,
-            goal_eval,
             layout,
             fanout,
             triggers,
@@ -592,7 +590,7 @@ impl<'a, M: Module> Emitter<'a, M> {
     /// shared [`super::goals`] code.
     fn emit_eval_goals(&mut self, id: FuncId) -> Result<(), ModuleError> {
         let mut func = self.begin(id);
-        let eval = self.goal_eval.map(|f| self.module.declare_func_in_func(f, &mut func));
+        let eval = self.goal_net.map(|(_, f)| self.module.declare_func_in_func(f, &mut func));
         let layout = self.layout.clone();
         let fc = self.module.isa().frontend_config();
         let mut fctx = std::mem::take(&mut self.fctx);
@@ -962,7 +960,7 @@ impl<'a, M: Module> Emitter<'a, M> {
         let mem = self.mem;
         let layout = self.layout.clone();
         let (goals, from_goal_net) = match self.goal_net {
-            Some(g) => (g.goals.clone(), true),
+            Some((g, _)) => (g.goals.clone(), true),
             None => (self.net.goals.clone(), false),
         };
         let nroles = self.net.roles.len();

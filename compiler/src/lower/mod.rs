@@ -198,14 +198,17 @@ fn emit_all<M: Module>(
     // Straight-line loads and stores, like the engines' propagation code.
     module.bulk_code(true);
     let chunk_inputs = (module.batch_insts() / 4).clamp(1, goals::CHUNK_INPUTS);
-    let goal_eval = m.goal_net.map(|g| goals::emit(module, g, chunk_inputs)).transpose()?;
+    let goal_net = match m.goal_net {
+        Some(g) => Some((g, goals::emit(module, g, chunk_inputs)?)),
+        None => None,
+    };
     module.bulk_code(false);
     for (k, ((net, l), c)) in m.engines.iter().zip(&layouts).zip(cycles).enumerate() {
         let image = reset_image(net, l)[..l.stack as usize].to_vec();
         let t = Instant::now();
         module.bulk_code(true);
         let batch = module.batch_insts();
-        let mut e = emit::Emitter::new(module, net, m.goal_net, goal_eval, l, c, &format!("propel_e{k}"), batch);
+        let mut e = emit::Emitter::new(module, net, goal_net, l, c, &format!("propel_e{k}"), batch);
         fns.push(e.emit_engine(image)?);
         e.module.bulk_code(false);
         updates += e.edges;
