@@ -86,8 +86,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         "native_split": prepared.lower_machine().split.is_some(),
         "demand": prepared.demand(),
     });
-    let depth_done = perft_depth(&mut prover, &a)?;
-    let mut found = disagreement(&mut prover, &mut prepared.propnet(), &a, depth_done, "propnet")?;
+    // The prover's answers, computed once for every machine.
+    let reference = ProverAnswers::new(&mut prover, &a)?;
+    let depth_done = reference.depth();
+    let mut found = disagreement(&reference, &mut prepared.propnet(), &a, "propnet")?;
     let mut machines = vec!["propnet"];
     // Networks over the native size limit run on the interpreter only: no
     // native machine to compare.
@@ -99,7 +101,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 if jit.has_lanes() {
                     lanes = " (lane playouts too)";
                 }
-                native_disagreement(&mut prover, &mut jit, &prepared, &a, depth_done, "jit")?
+                native_disagreement(&reference, &mut jit, &prepared, &a, "jit")?
             }
             Err(e) => Some(format!("the propnet builds but the JIT does not: {e:#}")),
         };
@@ -116,7 +118,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         // A loaded library stays mapped once its file is gone.
         let _ = std::fs::remove_dir_all(&dir);
         found = match loaded {
-            Ok(mut aot) => native_disagreement(&mut prover, &mut aot, &prepared, &a, depth_done, "aot")?,
+            Ok(mut aot) => native_disagreement(&reference, &mut aot, &prepared, &a, "aot")?,
             Err(e) => Some(format!("the propnet builds but the library does not: {e:#}")),
         };
         machines.push("aot");
@@ -138,34 +140,45 @@ pub fn run(a: Args) -> Result<ExitCode> {
 /// Where a native machine first disagrees: with the prover, or (its
 /// lane playouts) with the reference driver and the standard loop.
 fn native_disagreement(
-    prover: &mut Prover,
+    reference: &ProverAnswers,
     m: &mut NativeMachine,
     prepared: &Prepared,
     a: &Args,
-    depth: usize,
     name: &str,
 ) -> Result<Option<String>> {
-    if let Some(d) = disagreement(prover, m, a, depth, name)? {
+    if let Some(d) = disagreement(reference, m, a, name)? {
         return Ok(Some(d));
     }
     Ok(lanes_disagreement(m, prepared.net(), prepared.goal_net())?.map(|d| format!("{name} {d}")))
 }
 
-/// The deepest perft depth compared: deepen while the next depth is
-/// expected to stay under the node limit.
-fn perft_depth(prover: &mut Prover, a: &Args) -> Result<usize> {
-    let mut done = 0;
-    let mut prev = 1u64;
-    for d in 0..=a.depth {
-        let p = perft(prover, d, &mut |_| {})?;
-        done = d;
-        let now = p.lines[d].nodes.max(1);
-        if now.saturating_mul(now.div_ceil(prev).max(1)) > a.perft_nodes {
-            break;
+/// The prover's perft and traces, against which every machine is compared.
+struct ProverAnswers {
+    perft: propel_runtime::perft::Perft,
+    traces: Vec<Vec<TraceStep>>,
+}
+
+impl ProverAnswers {
+    /// Perft deepened while the next depth is expected to stay under
+    /// `--perft-nodes`, and `--traces` seeded traces.
+    fn new(prover: &mut Prover, a: &Args) -> Result<ProverAnswers> {
+        let mut p = perft(prover, 0, &mut |_| {})?;
+        let mut prev = 1u64;
+        for d in 1..=a.depth {
+            let now = p.lines[d - 1].nodes.max(1);
+            if now.saturating_mul(now.div_ceil(prev).max(1)) > a.perft_nodes {
+                break;
+            }
+            prev = now;
+            p = perft(prover, d, &mut |_| {})?;
         }
-        prev = now;
+        let traces = (1..=a.traces).map(|seed| record(prover, seed, a.max_steps)).collect::<Result<_>>()?;
+        Ok(ProverAnswers { perft: p, traces })
     }
-    Ok(done)
+
+    fn depth(&self) -> usize {
+        self.perft.lines.len() - 1
+    }
 }
 
 /// The JIT's bit-parallel playouts: exactly those of the same driver over
@@ -218,14 +231,9 @@ fn lanes_disagreement(jit: &mut NativeMachine, net: &Propnet, goal_net: Option<&
 const EXACT_LANES_MAX: usize = 20_000;
 
 /// Where machine `m` first disagrees with the prover, if it does.
-fn disagreement<M: StateMachine>(
-    prover: &mut Prover,
-    m: &mut M,
-    a: &Args,
-    depth: usize,
-    name: &str,
-) -> Result<Option<String>> {
-    let p = perft(prover, depth, &mut |_| {})?;
+fn disagreement<M: StateMachine>(reference: &ProverAnswers, m: &mut M, a: &Args, name: &str) -> Result<Option<String>> {
+    let depth = reference.depth();
+    let p = &reference.perft;
     let n = perft(m, depth, &mut |_| {})?;
     if let Some(d) = (0..=depth).find(|&d| p.lines[d] != n.lines[d]) {
         let (lp, ln) = (p.lines[d], n.lines[d]);
@@ -234,8 +242,7 @@ fn disagreement<M: StateMachine>(
             lp.nodes, lp.terminal, ln.nodes, ln.terminal
         )));
     }
-    for seed in 1..=a.traces {
-        let tp = record(prover, seed, a.max_steps)?;
+    for (seed, tp) in (1..=a.traces).zip(&reference.traces) {
         let tn = record(m, seed, a.max_steps)?;
         if let Some((x, y)) = tp.iter().zip(&tn).find(|(x, y)| x != y) {
             let what = if x.state != y.state {
