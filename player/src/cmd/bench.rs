@@ -45,6 +45,18 @@ struct Row {
     states_per_s: f64,
     avg_length: f64,
     build_seconds: f64,
+    /// Of the JIT's build, the code generation (0 for other machines).
+    codegen_seconds: f64,
+}
+
+/// What building a game's machines took.
+struct Build {
+    game: String,
+    components: usize,
+    updates: usize,
+    propnet_seconds: f64,
+    jit_seconds: f64,
+    codegen_seconds: f64,
 }
 
 /// Playouts on `threads` clones of `m` for `secs`; each thread its own
@@ -123,6 +135,7 @@ fn row(game: &str, machine: &'static str, threads: usize, s: &PlayoutStats, buil
         states_per_s: s.states_per_s(),
         avg_length: s.avg_length(),
         build_seconds: build,
+        codegen_seconds: 0.0,
     }
 }
 
@@ -143,6 +156,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let threads = a.threads.unwrap_or(cores).max(1);
     let counts: Vec<usize> = if threads > 1 { vec![1, threads] } else { vec![1] };
     let mut rows: Vec<Row> = Vec::new();
+    let mut builds: Vec<Build> = Vec::new();
     for path in &games {
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_string();
         let game = load_game(path)?;
@@ -159,8 +173,18 @@ pub fn run(a: Args) -> Result<ExitCode> {
         let interp = MachineArgs { machine: MachineKind::Propnet, ..a.machine.clone() }.build(&game)?.machine;
         let interp_build = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let jit = a.machine.build_jit(&game)?.machine;
+        let built = a.machine.build_jit(&game)?;
         let jit_build = t.elapsed().as_secs_f64();
+        let codegen = built.code.seconds;
+        builds.push(Build {
+            game: name.clone(),
+            components: built.net.len(),
+            updates: built.code.updates,
+            propnet_seconds: interp_build,
+            jit_seconds: jit_build,
+            codegen_seconds: codegen,
+        });
+        let jit = built.machine;
         for &n in &counts {
             if prover_ok {
                 let s = measure(&prover, n, a.seconds, standard)?;
@@ -169,21 +193,37 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let s = measure(&interp, n, a.seconds, standard)?;
             rows.push(row(&name, "propnet", n, &s, interp_build));
             let s = measure(&jit, n, a.seconds, native)?;
-            rows.push(row(&name, "jit", n, &s, jit_build));
+            rows.push(Row { codegen_seconds: codegen, ..row(&name, "jit", n, &s, jit_build) });
             if n == 1 {
                 let s = measure(&jit, n, a.seconds, native_single)?;
-                rows.push(row(&name, "jit-single", n, &s, jit_build));
+                rows.push(Row { codegen_seconds: codegen, ..row(&name, "jit-single", n, &s, jit_build) });
             }
         }
     }
     print_table(&rows, &counts);
+    println!("\nbuilds (seconds; the JIT's includes grounding and the passes again):");
+    println!("{:<14} {:>11} {:>11} {:>9} {:>9} {:>9}", "game", "components", "updates", "propnet", "jit", "codegen");
+    for b in &builds {
+        println!(
+            "{:<14} {:>11} {:>11} {:>9.2} {:>9.2} {:>9.2}",
+            b.game, b.components, b.updates, b.propnet_seconds, b.jit_seconds, b.codegen_seconds
+        );
+    }
     if let Some(p) = &a.csv {
-        let mut text = String::from("game,machine,threads,playouts_per_s,states_per_s,avg_length,build_seconds\n");
+        let mut text =
+            String::from("game,machine,threads,playouts_per_s,states_per_s,avg_length,build_seconds,codegen_seconds\n");
         for r in &rows {
             let _ = writeln!(
                 text,
-                "{},{},{},{:.1},{:.1},{:.3},{:.3}",
-                r.game, r.machine, r.threads, r.playouts_per_s, r.states_per_s, r.avg_length, r.build_seconds
+                "{},{},{},{:.1},{:.1},{:.3},{:.3},{:.3}",
+                r.game,
+                r.machine,
+                r.threads,
+                r.playouts_per_s,
+                r.states_per_s,
+                r.avg_length,
+                r.build_seconds,
+                r.codegen_seconds
             );
         }
         std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
