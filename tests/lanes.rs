@@ -24,7 +24,7 @@ fn check_exact(path: &Path, count: usize, seeds: &[u64]) {
     let code = m.code().clone();
     let plan = code.lanes.as_ref().unwrap_or_else(|| panic!("{}: no lane code", path.display()));
     let s0 = m.initial_state().unwrap();
-    let mut reference = Reference::new(p.net(), p.goal_net(), plan);
+    let mut reference = Reference::new(p.lane_net(), p.goal_net(), plan);
     let mut lanes = Lanes::new(plan);
     for &seed in seeds {
         let (mut g1, mut l1) = (Vec::new(), Vec::new());

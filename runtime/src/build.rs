@@ -187,6 +187,9 @@ pub struct Prepared {
     compiled: Compiled,
     split: Option<Split>,
     single: PropnetMachine,
+    /// The lanes' network ([`Pass::LANES`] after the pipeline), made when
+    /// native code first asks for it.
+    lane_net: std::sync::OnceLock<Propnet>,
 }
 
 /// Grounds, compiles and optimises `game`, and decides the split network.
@@ -194,7 +197,7 @@ pub fn prepare(game: &Arc<Game>, opts: &PropnetOptions) -> Result<Prepared, Comp
     let c = compile(game, &opts.limits, &opts.passes)?;
     let single = PropnetMachine::new(Arc::new(Topology::new(&c.net, c.goal_net.clone())));
     let split = if opts.passes.contains(&Pass::Split) { try_split(&c, &single) } else { None };
-    Ok(Prepared { compiled: c, split, single })
+    Ok(Prepared { compiled: c, split, single, lane_net: Default::default() })
 }
 
 impl Prepared {
@@ -225,7 +228,15 @@ impl Prepared {
             Some(s) => (vec![&s.off, &s.on], Some(s.base as u32)),
             None => (vec![&c.net], None),
         };
-        propel_compiler::lower::Machine { engines, split, goal_net: c.goal_net.as_ref(), lanes: Some(&c.net) }
+        propel_compiler::lower::Machine { engines, split, goal_net: c.goal_net.as_ref(), lanes: Some(self.lane_net()) }
+    }
+
+    /// The network the lanes evaluate: the playout network, factored down
+    /// to the bottom ([`Pass::LANES`]); the same bases and inputs.
+    pub fn lane_net(&self) -> &Propnet {
+        self.lane_net.get_or_init(|| {
+            Pass::LANES.iter().fold(self.compiled.net.clone(), |n, &p| propel_compiler::propnet::passes::apply(n, p))
+        })
     }
 
     /// Native code generated in memory for the same network.
