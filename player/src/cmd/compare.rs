@@ -79,7 +79,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     };
-    let extra = json!({
+    let mut extra = json!({
         "build_seconds": t.elapsed().as_secs_f64(),
         "components": prepared.net().len(),
         "split": prepared.split_report().map(|s| s.kept).unwrap_or(false),
@@ -97,10 +97,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mut lanes = "";
     if found.is_none() && a.jit && too_large.is_none() {
         found = match prepared.jit(&game.name) {
-            Ok((mut jit, _)) => {
+            Ok((mut jit, code)) => {
                 if jit.has_lanes() {
                     lanes = " (lane playouts too)";
                 }
+                extra["codegen_seconds"] = json!(code.seconds);
+                extra["updates"] = json!(code.updates);
                 native_disagreement(&reference, &mut jit, &prepared, &a, "jit")?
             }
             Err(e) => Some(format!("the propnet builds but the JIT does not: {e:#}")),

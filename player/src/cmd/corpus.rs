@@ -162,6 +162,10 @@ fn check_one(exe: &Path, file: &Path, rel: String, timeout: Duration, compare: O
             row.error = text.replace(['\t', '\n', '\r'], " ");
             if let Some(s) = v["build_seconds"].as_f64() {
                 row.category = format!("{s:.2}s {} components", v["components"].as_u64().unwrap_or(0));
+                if let Some(c) = v["codegen_seconds"].as_f64() {
+                    let updates = v["updates"].as_u64().unwrap_or(0);
+                    row.category.push_str(&format!(", codegen {c:.2}s {updates} updates"));
+                }
             }
         }
         Err(_) if compare.is_some() && status.code() == Some(1) => {
