@@ -54,17 +54,48 @@ fn prior_visits_steer_the_search() {
     assert!(hi - lo <= 2, "{without:?}");
 }
 
-/// A corpus game (`None`, said plainly, without the corpus), its prepared
-/// propnet and the analysis of it within `budget`.
+/// A game, its prepared propnet and the analysis of it within `budget`.
+fn analysis_of(path: &std::path::Path, budget: Duration) -> (Arc<propel_compiler::Game>, Prepared, Analysis) {
+    let game = Arc::new(propel_compiler::load_file(path).unwrap());
+    let p = prepare(&game, &PropnetOptions::default()).unwrap();
+    let a = analyse(p.net(), p.goal_net(), &p.propnet(), budget, 1, true).unwrap();
+    (game, p, a)
+}
+
+/// A corpus game's analysis ([`analysis_of`]); `None`, said plainly,
+/// without the corpus.
 fn corpus_analysis(path: &str, budget: Duration) -> Option<(Arc<propel_compiler::Game>, Prepared, Analysis)> {
     let Some(dir) = corpus_dir() else {
         eprintln!("skipped: ../shared/games is not here");
         return None;
     };
-    let game = Arc::new(propel_compiler::load_file(&dir.join(path)).unwrap());
-    let p = prepare(&game, &PropnetOptions::default()).unwrap();
-    let a = analyse(p.net(), p.goal_net(), &p.propnet(), budget, 1, true).unwrap();
-    Some((game, p, a))
+    Some(analysis_of(&dir.join(path), budget))
+}
+
+/// Plays a puzzle's solution on the prover: every move legal, and the
+/// game over at goal 100.
+fn assert_solution_wins(game: &Arc<propel_compiler::Game>, moves: &[String]) {
+    let mut prover = propel_runtime::Prover::new(game.clone()).unwrap();
+    let mut s = prover.initial_state().unwrap();
+    let mut legal = Vec::new();
+    for mv in moves {
+        prover.legal_moves(&s, 0, &mut legal).unwrap();
+        let m = *legal.iter().find(|&&l| prover.move_kif(l) == *mv).unwrap_or_else(|| panic!("{mv} not legal"));
+        s = prover.next_state(&s, &[m]).unwrap();
+    }
+    assert!(prover.is_terminal(&s).unwrap());
+    assert_eq!(prover.goal(&s, 0).unwrap().score(), 100);
+}
+
+/// The tower of Hanoi (six discs: 63 moves at best, far beyond depth-first
+/// search with a branching factor of 3) is solved breadth first, in the
+/// fewest moves.
+#[test]
+fn hanoi_is_solved_breadth_first_in_63_moves() {
+    let (game, _, a) = analysis_of(&root().join("games/hanoi.kif"), Duration::from_secs(5));
+    let sol = a.puzzle.as_ref().unwrap_or_else(|| panic!("not solved: {}", a.puzzle_note));
+    assert_eq!(sol.moves.len(), 63, "{}", a.puzzle_note);
+    assert_solution_wins(&game, &sol.moves);
 }
 
 #[test]
@@ -101,16 +132,7 @@ fn factored_puzzle_is_solved_and_the_line_checks_out() {
     assert_eq!(a.factors.len(), 9, "{:?}", a.factors);
     let sol = a.puzzle.as_ref().unwrap_or_else(|| panic!("not solved: {}", a.puzzle_note));
     assert!(a.puzzle_note.contains("factor"), "{}", a.puzzle_note);
-    let mut prover = propel_runtime::Prover::new(game.clone()).unwrap();
-    let mut s = prover.initial_state().unwrap();
-    let mut legal = Vec::new();
-    for mv in &sol.moves {
-        prover.legal_moves(&s, 0, &mut legal).unwrap();
-        let m = *legal.iter().find(|&&l| prover.move_kif(l) == *mv).unwrap_or_else(|| panic!("{mv} not legal"));
-        s = prover.next_state(&s, &[m]).unwrap();
-    }
-    assert!(prover.is_terminal(&s).unwrap());
-    assert_eq!(prover.goal(&s, 0).unwrap().score(), 100);
+    assert_solution_wins(&game, &sol.moves);
 }
 
 /// dualConnect4 (two boards, a move on either): two factors; the factored

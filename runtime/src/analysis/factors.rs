@@ -5,7 +5,7 @@ use super::Factor;
 use crate::machine::{MachineError, StateMachine};
 use crate::propnet::{NetState, PropnetMachine};
 use propel_compiler::propnet::{Kind, Propnet};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::time::Instant;
 
 /// Factors: union-find over the components that the next-state and legal
@@ -82,8 +82,19 @@ pub(super) fn factors(net: &Propnet) -> Vec<Factor> {
     out
 }
 
-/// Depth-first search for a line reaching goal 100 (one role), on the
-/// moves `allowed` lets through (all when `None`).
+/// What a breadth-first search found.
+pub(super) enum Breadth {
+    /// The shortest line to goal 100.
+    Found(Vec<u32>),
+    /// Every state reachable on the allowed moves was seen: no line exists.
+    Exhausted,
+    /// Out of time or of room for states.
+    GaveUp,
+}
+
+/// Searches for a line reaching goal 100 (one role), on the moves
+/// `allowed` lets through (all when `None`): breadth first while the
+/// states seen fit, depth first (iterative deepening) after that.
 pub(super) struct Solver<'a> {
     pub(super) m: &'a mut PropnetMachine,
     pub(super) deadline: Instant,
@@ -93,6 +104,55 @@ pub(super) struct Solver<'a> {
 }
 
 impl Solver<'_> {
+    /// Breadth-first search from `s0` with a set of the states seen (most
+    /// puzzles revisit states often: a tower of Hanoi of six discs has 729
+    /// positions but lines of 63 moves, far beyond depth-first search),
+    /// keeping at most `max_states` states.
+    pub(super) fn breadth_first(&mut self, s0: &NetState, max_states: usize) -> Result<Breadth, MachineError> {
+        // Each state seen, with the index of its parent and the move from it.
+        let mut states: Vec<(NetState, u32, u32)> = vec![(s0.clone(), u32::MAX, 0)];
+        let mut seen: FxHashSet<NetState> = FxHashSet::default();
+        seen.insert(s0.clone());
+        let mut moves = Vec::new();
+        let mut next = 0;
+        while next < states.len() {
+            if Instant::now() > self.deadline {
+                return Ok(Breadth::GaveUp);
+            }
+            let s = states[next].0.clone();
+            if self.m.is_terminal(&s)? {
+                if self.m.goal(&s, 0)?.score() == 100 {
+                    let mut line = Vec::new();
+                    let mut at = next;
+                    while states[at].1 != u32::MAX {
+                        line.push(states[at].2);
+                        at = states[at].1 as usize;
+                    }
+                    line.reverse();
+                    return Ok(Breadth::Found(line));
+                }
+                next += 1;
+                continue;
+            }
+            self.nodes += 1;
+            self.m.legal_moves(&s, 0, &mut moves)?;
+            if let Some(allowed) = &self.allowed {
+                moves.retain(|&mv| allowed.get(mv as usize).copied().unwrap_or(true));
+            }
+            for &mv in &moves {
+                let n = self.m.next_state(&s, &[mv])?;
+                if seen.insert(n.clone()) {
+                    if states.len() >= max_states {
+                        return Ok(Breadth::GaveUp);
+                    }
+                    states.push((n, next as u32, mv));
+                }
+            }
+            next += 1;
+        }
+        Ok(Breadth::Exhausted)
+    }
+
     pub(super) fn solve(
         &mut self,
         s: &NetState,

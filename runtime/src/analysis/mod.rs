@@ -13,7 +13,7 @@ use crate::machine::{MachineError, StateMachine};
 use crate::propnet::{NetState, PropnetMachine};
 use crate::rng::Rng;
 use crate::simulate::Simulator;
-use factors::{factors, Solver};
+use factors::{factors, Breadth, Solver};
 use learn::{base_groups, pearson};
 use propel_compiler::propnet::{Kind, Propnet};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -106,6 +106,10 @@ pub struct Analysis {
 
 /// The puzzle solver's deepest search (it recurses once per move).
 const MAX_SOLVE_DEPTH: u32 = 500;
+/// States a puzzle's breadth-first search keeps before it turns to
+/// iterative deepening (a state is its bitset and two indices: tens of
+/// MB).
+const MAX_BREADTH_STATES: usize = 500_000;
 /// At most this many held-out states measure what a prediction is worth.
 const MAX_CALIBRATION: usize = 400;
 /// At most this many sampled states feed the correlations.
@@ -420,6 +424,22 @@ pub fn analyse(
             let left = end.saturating_duration_since(Instant::now());
             solver.deadline = if allowed.is_some() { Instant::now() + left / (2 * (factored - k) as u32) } else { end };
             solver.allowed = allowed;
+            match solver.breadth_first(&s0, MAX_BREADTH_STATES)? {
+                Breadth::Found(found) => {
+                    let moves = found.iter().map(|&mv| solver.m.move_kif(mv)).collect();
+                    a.puzzle_note = format!("solved {what} at depth {} (breadth first)", found.len());
+                    a.puzzle = Some(Solution { goal: 100, moves });
+                    break 'searches;
+                }
+                Breadth::Exhausted => {
+                    if solver.allowed.is_none() {
+                        a.puzzle_note = "no line to goal 100 (every reachable state seen)".into();
+                    }
+                    continue 'searches;
+                }
+                // Too many states to keep: depth first, with no memory.
+                Breadth::GaveUp => {}
+            }
             for depth in 1..=longest.min(MAX_SOLVE_DEPTH) {
                 line.clear();
                 match solver.solve(&s0, depth, &mut line)? {
