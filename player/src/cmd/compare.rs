@@ -75,7 +75,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let prepared = match prepare(&game, &opts) {
         Ok(p) => p,
         Err(e) => {
-            out("over-budget", format!("{e:#}"), json!({"build_seconds": t.elapsed().as_secs_f64()}));
+            // Over a grounding budget, or rules the propnet refuses (a goal
+            // value out of range in the relaxed model): the prover plays it.
+            let verdict = match e {
+                propel_compiler::pipeline::CompileError::Ground(_) => "over-budget",
+                propel_compiler::pipeline::CompileError::Propnet(_) => "no-propnet",
+            };
+            out(verdict, format!("{e:#}"), json!({"build_seconds": t.elapsed().as_secs_f64()}));
             return Ok(ExitCode::SUCCESS);
         }
     };
