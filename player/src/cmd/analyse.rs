@@ -60,6 +60,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         "greedy_rollouts": an.greedy_rollouts,
         "greedy_reason": an.greedy_reason,
         "rollouts_per_request": an.rollouts_per_request,
+        "missed_wins": an.missed_wins,
+        "win_check_cost": an.win_check_cost,
         "expand_terminal": an.expand_terminal,
         "expand_terminal_reason": an.expand_terminal_reason,
         "heuristic_candidates": an.candidates,
