@@ -168,3 +168,78 @@ fn terminal_children_on_expansion_solve_at_once() {
         assert_eq!(m.move_kif(graph.best(0).unwrap().0), "(mark 1 3)");
     }
 }
+
+/// The prover, with every rollout slowed to `ROLLOUT` (as the prover is on
+/// a large game): the search must still stop near its deadline.
+#[derive(Clone)]
+struct Slow(Prover);
+
+const ROLLOUT: Duration = Duration::from_millis(40);
+
+impl StateMachine for Slow {
+    type State = <Prover as StateMachine>::State;
+    type Move = <Prover as StateMachine>::Move;
+    fn roles(&self) -> &[String] {
+        self.0.roles()
+    }
+    fn initial_state(&mut self) -> Result<Self::State, propel_runtime::MachineError> {
+        self.0.initial_state()
+    }
+    fn is_terminal(&mut self, s: &Self::State) -> Result<bool, propel_runtime::MachineError> {
+        self.0.is_terminal(s)
+    }
+    fn legal_moves(
+        &mut self,
+        s: &Self::State,
+        role: usize,
+        out: &mut Vec<Self::Move>,
+    ) -> Result<(), propel_runtime::MachineError> {
+        self.0.legal_moves(s, role, out)
+    }
+    fn next_state(
+        &mut self,
+        s: &Self::State,
+        joint: &[Self::Move],
+    ) -> Result<Self::State, propel_runtime::MachineError> {
+        self.0.next_state(s, joint)
+    }
+    fn goal_values(
+        &mut self,
+        s: &Self::State,
+        role: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), propel_runtime::MachineError> {
+        self.0.goal_values(s, role, out)
+    }
+    fn state_kif(&mut self, s: &Self::State) -> Vec<String> {
+        self.0.state_kif(s)
+    }
+    fn move_kif(&self, m: Self::Move) -> String {
+        self.0.move_kif(m)
+    }
+}
+
+impl Simulator for Slow {
+    fn rollout(
+        &mut self,
+        s: &Self::State,
+        rng: &mut propel_runtime::Rng,
+        goals: &mut [f64],
+    ) -> Result<u32, propel_runtime::MachineError> {
+        std::thread::sleep(ROLLOUT);
+        self.0.rollout(s, rng, goals)
+    }
+}
+
+#[test]
+fn slow_iterations_stop_at_the_deadline() {
+    let g = game("connect4.kif");
+    let mut m = Slow(Prover::new(g).unwrap());
+    let s = m.initial_state().unwrap();
+    let mut search = Search::new(m, s, config(1, Mode::Pipeline, 1000)).unwrap();
+    let t = Instant::now();
+    search.run(t + Duration::from_millis(100)).unwrap();
+    // One iteration past the deadline at most (it checked only every 16
+    // iterations once, 640 ms here).
+    assert!(t.elapsed() < Duration::from_millis(100) + 4 * ROLLOUT, "{:?}", t.elapsed());
+}
