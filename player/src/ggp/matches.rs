@@ -491,18 +491,19 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
         }
         info!("propnet built in {:.2} s", t.elapsed().as_secs_f64());
         let mut strategy = cfg.strategy.clone();
-        if cfg.analysis && wants(&MachineKind::Propnet) {
-            // Search on the propnet while the analysis runs (a quarter of
-            // the start clock): the prover can be a thousand times slower.
-            // The analysed brain replaces this one below.
-            match MachineBrain::new("propnet", prepared.propnet(), &strategy, cfg.seed) {
-                Ok(b) => {
-                    if out.send(Built::Brain(Box::new(b))).is_err() {
-                        return;
-                    }
-                }
-                Err(e) => warn!("propnet machine: {e:#}"),
+        // Hands over an interpreted brain; false when the match has gone.
+        let send_propnet = |strategy: &Strategy| match MachineBrain::new("propnet", prepared.propnet(), strategy, cfg.seed) {
+            Ok(b) => out.send(Built::Brain(Box::new(b))).is_ok(),
+            Err(e) => {
+                warn!("propnet machine: {e:#}");
+                true
             }
+        };
+        // Search on the propnet while the analysis runs (a quarter of the
+        // start clock): the prover can be a thousand times slower. The
+        // analysed brain replaces this one below.
+        if cfg.analysis && wants(&MachineKind::Propnet) && !send_propnet(&strategy) {
+            return;
         }
         if cfg.analysis {
             // A quarter of the start clock at most: the rest is for search.
@@ -550,15 +551,8 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
                 Err(e) => warn!("analysis: {e}"),
             }
         }
-        if wants(&MachineKind::Propnet) {
-            match MachineBrain::new("propnet", prepared.propnet(), &strategy, cfg.seed) {
-                Ok(b) => {
-                    if out.send(Built::Brain(Box::new(b))).is_err() {
-                        return;
-                    }
-                }
-                Err(e) => warn!("propnet machine: {e:#}"),
-            }
+        if wants(&MachineKind::Propnet) && !send_propnet(&strategy) {
+            return;
         }
         if wants(&MachineKind::Jit) {
             let t = Instant::now();
