@@ -2,9 +2,10 @@
 //! must not change a game's meaning: the prover on the rewritten rules
 //! matches the golden perft of every bundled game, and a corpus game that
 //! only grounds after the rewrite gives the same perft and traces as the
-//! prover on the rules as written.
+//! prover on the rules as written. Variable elimination (step 3) likewise,
+//! on a game written here to need it and on the corpus's quarto.
 
-use propel_compiler::project::project_locals;
+use propel_compiler::project::{eliminate_locals, project_locals};
 use propel_runtime::perft::perft;
 use propel_runtime::Prover;
 use propel_tests::{assert_traces_agree, bundled_games, check_perft, corpus_dir, propnet_machine, read_perft, root};
@@ -49,4 +50,93 @@ fn a_game_that_grounds_only_after_projection_agrees_with_the_prover() {
     let b = perft(&mut net, 2, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(format!("{:?}", a.lines), format!("{:?}", b.lines));
     assert_traces_agree(&mut prover, &mut net, &[1, 2], "Tetris: prover vs propnet");
+}
+
+/// Three in a row of pieces that share an attribute (quarto's line test on
+/// a 3x3 board with eight pieces of three two-valued attributes): `same`
+/// is a union of cross products, which step 3 unfolds and takes apart.
+const TRIO: &str = "(role x) (role o)
+    (piece a000) (piece a001) (piece a010) (piece a011) (piece a100) (piece a101) (piece a110) (piece a111)
+    (attr 1 a000 0) (attr 2 a000 0) (attr 3 a000 0) (attr 1 a001 0) (attr 2 a001 0) (attr 3 a001 1)
+    (attr 1 a010 0) (attr 2 a010 1) (attr 3 a010 0) (attr 1 a011 0) (attr 2 a011 1) (attr 3 a011 1)
+    (attr 1 a100 1) (attr 2 a100 0) (attr 3 a100 0) (attr 1 a101 1) (attr 2 a101 0) (attr 3 a101 1)
+    (attr 1 a110 1) (attr 2 a110 1) (attr 3 a110 0) (attr 1 a111 1) (attr 2 a111 1) (attr 3 a111 1)
+    (bit 1) (bit 2) (bit 3) (index 1) (index 2) (index 3)
+    (<= (init (free ?p)) (piece ?p))
+    (<= (init (cell ?i ?j empty)) (index ?i) (index ?j))
+    (init (control x))
+    (<= (legal ?r (place ?p ?i ?j)) (true (control ?r)) (true (free ?p)) (true (cell ?i ?j empty)))
+    (<= (legal ?r noop) (role ?r) (not (true (control ?r))))
+    (<= (placed ?i ?j) (does ?r (place ?p ?i ?j)))
+    (<= (used ?p) (does ?r (place ?p ?i ?j)))
+    (<= (next (cell ?i ?j ?p)) (does ?r (place ?p ?i ?j)))
+    (<= (next (cell ?i ?j ?s)) (true (cell ?i ?j ?s)) (not (placed ?i ?j)))
+    (<= (next (free ?p)) (true (free ?p)) (not (used ?p)))
+    (<= (next (control x)) (true (control o)))
+    (<= (next (control o)) (true (control x)))
+    (<= (next (last ?r)) (true (control ?r)))
+    (<= (same ?p1 ?p2 ?p3) (bit ?b) (attr ?b ?p1 ?v) (attr ?b ?p2 ?v) (attr ?b ?p3 ?v))
+    (<= line (index ?i) (true (cell ?i 1 ?p1)) (true (cell ?i 2 ?p2)) (true (cell ?i 3 ?p3)) (same ?p1 ?p2 ?p3))
+    (<= line (index ?j) (true (cell 1 ?j ?p1)) (true (cell 2 ?j ?p2)) (true (cell 3 ?j ?p3)) (same ?p1 ?p2 ?p3))
+    (<= line (true (cell 1 1 ?p1)) (true (cell 2 2 ?p2)) (true (cell 3 3 ?p3)) (same ?p1 ?p2 ?p3))
+    (<= line (true (cell 1 3 ?p1)) (true (cell 2 2 ?p2)) (true (cell 3 1 ?p3)) (same ?p1 ?p2 ?p3))
+    (<= open (true (cell ?i ?j empty)))
+    (<= terminal line)
+    (<= terminal (not open))
+    (<= (goal ?r 100) line (true (last ?r)))
+    (<= (goal ?r 0) line (role ?r) (not (true (last ?r))))
+    (<= (goal ?r 50) (not line) (role ?r))";
+
+#[test]
+fn eliminated_rules_keep_the_game() {
+    let game = Arc::new(propel_compiler::validate::load("trio.kif", TRIO).unwrap_or_else(|e| panic!("{e}")));
+    let e = eliminate_locals(&game).expect("step 3 to rewrite the line test");
+    let helpers = e.relations.len() - game.relations.len();
+    assert!(helpers >= 4, "only {helpers} helper relations");
+    let eliminated = Arc::new(e);
+    let mut prover = Prover::new(game.clone()).unwrap_or_else(|e| panic!("{e}"));
+    let mut on_eliminated = Prover::new(eliminated.clone()).unwrap_or_else(|e| panic!("{e}"));
+    let a = perft(&mut prover, 3, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    let b = perft(&mut on_eliminated, 3, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(format!("{:?}", a.lines), format!("{:?}", b.lines));
+    // The propnets from both sets of rules, against the prover; the
+    // eliminated one is the smaller.
+    let passes = propel_compiler::propnet::passes::Pass::ALL;
+    let limits = Default::default();
+    let plain = propel_compiler::pipeline::compile(&game, &limits, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let small = propel_compiler::pipeline::compile(&eliminated, &limits, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let (p, s) = (plain.net.counts().edges, small.net.counts().edges);
+    assert!(2 * s < p, "eliminated {s} edges, as written {p}");
+    let seeds: Vec<u64> = (1..=12).collect();
+    let mut net = propnet_machine(&eliminated, passes);
+    let n = perft(&mut net, 3, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(format!("{:?}", a.lines), format!("{:?}", n.lines), "trio: eliminated propnet perft");
+    assert_traces_agree(&mut prover, &mut net, &seeds, "trio: prover vs eliminated propnet");
+    let mut net = propnet_machine(&game, passes);
+    assert_traces_agree(&mut prover, &mut net, &seeds, "trio: prover vs propnet");
+}
+
+#[test]
+fn quarto_is_built_from_eliminated_rules_and_agrees_with_the_prover() {
+    let Some(dir) = corpus_dir() else {
+        eprintln!("SKIPPED: ../shared/games not found");
+        return;
+    };
+    let path = dir.join("base/quarto.kif");
+    if !path.exists() {
+        eprintln!("SKIPPED: {} not found", path.display());
+        return;
+    }
+    let game = Arc::new(propel_compiler::load_file(&path).unwrap_or_else(|e| panic!("{e}")));
+    let passes = propel_compiler::propnet::passes::Pass::ALL;
+    let c = propel_compiler::pipeline::compile(&game, &Default::default(), passes).unwrap_or_else(|e| panic!("{e}"));
+    // As written: 99,042 components and 564,430 edges.
+    assert!(c.net.counts().edges < 20_000, "{:?}", c.net.counts());
+    assert!(c.report[0].stage.contains("as written"), "{:?}", c.report[0].stage);
+    let mut net = propnet_machine(&game, passes);
+    let mut prover = Prover::new(game.clone()).unwrap_or_else(|e| panic!("{e}"));
+    let a = perft(&mut prover, 2, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    let n = perft(&mut net, 2, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(format!("{:?}", a.lines), format!("{:?}", n.lines), "quarto: propnet perft");
+    assert_traces_agree(&mut prover, &mut net, &[1, 2, 3, 4], "quarto: prover vs propnet");
 }

@@ -187,11 +187,22 @@ const ATTEMPT_MAX_ROWS: usize = 250_000;
 /// are offered to the magic-set rewrite (with their callers). The last
 /// attempt gets all the time left.
 pub fn ground(game: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded, GroundError> {
-    let start = Instant::now();
-    let deadline = start + limits.time;
     // Grounding (and any magic-set rewrite) works on the projected rules.
     let projected = crate::project::project_locals(game).map(Arc::new);
-    let game = projected.as_ref().unwrap_or(game);
+    ground_rules(projected.as_ref().unwrap_or(game), limits)
+}
+
+/// [`ground`] on the rules rewritten by variable elimination
+/// ([`crate::project::eliminate_locals`]); `None` when elimination changes
+/// nothing.
+pub fn ground_eliminated(game: &Arc<Game>, limits: &GroundLimits) -> Option<Result<Grounded, GroundError>> {
+    let eliminated = Arc::new(crate::project::eliminate_locals(game)?);
+    Some(ground_rules(&eliminated, limits))
+}
+
+fn ground_rules(game: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded, GroundError> {
+    let start = Instant::now();
+    let deadline = start + limits.time;
     let mut demand: Vec<RelId> = Vec::new();
     let mut current = game.clone();
     let mut last_chance = false;

@@ -12,8 +12,16 @@
 //! grounds to one OR per square. The meaning is unchanged (an existential
 //! over the local variables), and no clause grounds to more instances than
 //! before.
+//!
+//! The same idea over groups of literals is variable elimination (step 3):
+//! quarto's line test `(row) ⇐ (true (cell 1 ?y ?p1)) ∧ … ∧ (true (cell 4
+//! ?y ?p4)) ∧ (set ?p1 ?p2 ?p3 ?p4)`, with `set` ("the four pieces share an
+//! attribute bit") unfolded into it, asks for each row, bit and value
+//! whether each cell holds *some* piece with that bit: four ORs of eight
+//! cells and an AND, where the rule as written grounds to 27,120 ANDs of
+//! four cells per line.
 
-use crate::game::{AtomPat, Clause, Game, Layer, Lit, Pat, RelId, Relation};
+use crate::game::{AtomPat, Clause, Game, Layer, Lit, Pat, RelId, Relation, KEYWORD_RELATIONS};
 use rustc_hash::FxHashMap;
 
 /// Separates a helper's name from the relation whose clause it came from.
@@ -72,15 +80,46 @@ fn lit_vars(l: &Lit) -> Vec<u32> {
 
 /// The rewritten game under construction: helper relations are shared
 /// between clauses when their literals and interface are equal.
-struct Rewrite<'g> {
-    game: &'g Game,
+struct Rewrite {
     symbols: crate::symbol::SymbolTable,
     relations: Vec<Relation>,
     helpers: FxHashMap<(Vec<Lit>, Vec<u32>), RelId>,
     extra: Vec<Clause>,
+    /// Helpers made by step 3.
+    eliminated: usize,
+    /// For a relation given by facts alone: how many values each argument
+    /// takes.
+    columns: Vec<Option<Vec<usize>>>,
 }
 
-impl Rewrite<'_> {
+/// The values assumed for a variable no fact bounds.
+const UNKNOWN_DOMAIN: f64 = 64.0;
+
+/// [`Rewrite::columns`]: for each relation defined by facts only (no rule
+/// with a body), the number of distinct values in each argument position.
+fn fact_columns(game: &Game) -> Vec<Option<Vec<usize>>> {
+    let mut values: Vec<Option<Vec<rustc_hash::FxHashSet<&Pat>>>> =
+        game.relations.iter().map(|r| Some(vec![Default::default(); r.arity])).collect();
+    for c in &game.clauses {
+        let r = c.head.rel.index();
+        if !c.body.is_empty() || r < KEYWORD_RELATIONS.len() {
+            values[r] = None;
+            continue;
+        }
+        if let Some(cols) = &mut values[r] {
+            for (col, p) in cols.iter_mut().zip(c.head.args.iter()) {
+                col.insert(p);
+            }
+        }
+    }
+    values
+        .into_iter()
+        .zip(&game.relations)
+        .map(|(v, r)| v.filter(|_| r.defined).map(|cols| cols.iter().map(|c| c.len()).collect()))
+        .collect()
+}
+
+impl Rewrite {
     /// The helper `h(interface) ⇐ lits` (from clause `c`), as a literal.
     fn helper(&mut self, c: &Clause, lits: &[Lit], interface: &[u32]) -> Lit {
         let mut map = Vec::new();
@@ -91,7 +130,10 @@ impl Rewrite<'_> {
         let next_id = RelId(self.relations.len() as u32);
         let rel = *self.helpers.entry((key_lits, key_iface)).or_insert(next_id);
         if rel == next_id {
-            let name = format!("{}{MARK}{}", self.game.rel_name(c.head.rel), self.helpers.len());
+            // The clause may be a helper's own: name it after the relation it came from.
+            let from = self.symbols.name(self.relations[c.head.rel.index()].name);
+            let from = from.split(MARK).next().unwrap_or(from);
+            let name = format!("{from}{MARK}{}", self.helpers.len());
             tracing::debug!(helper = name, literals = lits.len(), arity = interface.len(), "projection");
             // Layers are computed again once every clause is in place; this
             // one serves `split_groups` until then.
@@ -209,6 +251,210 @@ impl Rewrite<'_> {
         }
         out
     }
+
+    /// Step 3: variable elimination. For a variable `v` outside the head,
+    /// the literals that mention it become one helper over their variables
+    /// that are also used elsewhere, when some variable elsewhere does not
+    /// meet them (so that their instances no longer multiply with its
+    /// values). The variable whose helper has the fewest instances goes
+    /// first (estimated from the values facts give each variable), as in
+    /// greedy elimination orders: eliminating quarto's row index first
+    /// would make a helper over four pieces, 16^4 instances.
+    fn eliminate(&mut self, c: &Clause, head_vars: &[u32], mut body: Vec<Lit>) -> Vec<Lit> {
+        loop {
+            let vars: Vec<Vec<u32>> = body.iter().map(lit_vars).collect();
+            let domain = |v: u32| -> f64 {
+                let mut d = UNKNOWN_DOMAIN;
+                for l in &body {
+                    let Lit::Pos(a) = l else { continue };
+                    let Some(Some(cols)) = self.columns.get(a.rel.index()) else { continue };
+                    for (p, &n) in a.args.iter().zip(cols) {
+                        if *p == Pat::Var(v) {
+                            d = d.min(n as f64);
+                        }
+                    }
+                }
+                d
+            };
+            let mut locals: Vec<u32> = vars.iter().flatten().copied().filter(|v| !head_vars.contains(v)).collect();
+            locals.sort_unstable();
+            locals.dedup();
+            let mut best: Option<(f64, Vec<usize>, Vec<u32>)> = None;
+            for &v in &locals {
+                let members: Vec<usize> = (0..body.len()).filter(|&i| vars[i].contains(&v)).collect();
+                let inside: Vec<u32> = members.iter().flat_map(|&i| vars[i].iter().copied()).collect();
+                let outside: Vec<u32> = (0..body.len())
+                    .filter(|i| !members.contains(i))
+                    .flat_map(|i| vars[i].iter().copied())
+                    .chain(head_vars.iter().copied())
+                    .collect();
+                if outside.iter().all(|w| inside.contains(w)) {
+                    continue;
+                }
+                let bound: Vec<u32> = members
+                    .iter()
+                    .filter(|&&i| matches!(body[i], Lit::Pos(_)))
+                    .flat_map(|&i| vars[i].iter().copied())
+                    .collect();
+                if !inside.iter().all(|w| bound.contains(w)) {
+                    continue;
+                }
+                let lits: Vec<Lit> = members.iter().map(|&i| body[i].clone()).collect();
+                // Static literals only filter; grounding joins them anyway.
+                if self.layer(&lits) == Layer::Static {
+                    continue;
+                }
+                let mut iface: Vec<u32> = Vec::new();
+                for l in &lits {
+                    for w in first_occurrence(l, |w| outside.contains(&w)) {
+                        if !iface.contains(&w) {
+                            iface.push(w);
+                        }
+                    }
+                }
+                let cost: f64 = iface.iter().map(|&w| domain(w)).product();
+                if best.as_ref().is_none_or(|(b, _, _)| cost < *b) {
+                    best = Some((cost, members, iface));
+                }
+            }
+            let Some((_, members, iface)) = best else { return body };
+            let lits: Vec<Lit> = members.iter().map(|&i| body[i].clone()).collect();
+            let helper = self.helper(c, &lits, &iface);
+            self.eliminated += 1;
+            let mut out = Vec::with_capacity(body.len() + 1 - members.len());
+            for (i, l) in body.into_iter().enumerate() {
+                if i == members[0] {
+                    out.push(helper.clone());
+                } else if !members.contains(&i) {
+                    out.push(l);
+                }
+            }
+            body = out;
+        }
+    }
+}
+
+/// Relations to unfold into the rules that use them: defined by one rule,
+/// not recursive, with distinct variables as arguments, and whose body,
+/// once its local variables are fixed, falls apart into groups over
+/// disjoint arguments. Such a relation is a union of cross products
+/// (quarto's `set`: per bit and value, any four of the eight pieces that
+/// have it); unfolded, each argument meets the literals that bind it in the
+/// caller, and step 3 takes the product apart.
+fn unfoldable(game: &Game) -> Vec<Option<usize>> {
+    let mut by_head: Vec<Vec<usize>> = vec![Vec::new(); game.relations.len()];
+    for (i, c) in game.clauses.iter().enumerate() {
+        by_head[c.head.rel.index()].push(i);
+    }
+    let recursive: Vec<bool> = {
+        let mut r = vec![false; game.relations.len()];
+        for s in game.strata.iter().filter(|s| s.recursive) {
+            for rel in &s.rels {
+                r[rel.index()] = true;
+            }
+        }
+        r
+    };
+    (0..game.relations.len())
+        .map(|r| {
+            let [ci] = by_head[r][..] else { return None };
+            let c = &game.clauses[ci];
+            if r < KEYWORD_RELATIONS.len() || recursive[r] || c.body.len() < 2 || c.body.len() > MAX_UNFOLD {
+                return None;
+            }
+            let mut args: Vec<u32> = Vec::new();
+            for p in c.head.args.iter() {
+                match p {
+                    Pat::Var(v) if !args.contains(v) => args.push(*v),
+                    _ => return None,
+                }
+            }
+            // Union the arguments each literal mentions; count the groups.
+            let mut group: Vec<usize> = (0..args.len()).collect();
+            let mut local = false;
+            for l in &c.body {
+                let vs = lit_vars(l);
+                local |= vs.iter().any(|v| !args.contains(v));
+                let mine: Vec<usize> = vs.iter().filter_map(|v| args.iter().position(|a| a == v)).collect();
+                for w in mine.windows(2) {
+                    let (a, b) = (root(&mut group, w[0]), root(&mut group, w[1]));
+                    group[a] = b;
+                }
+            }
+            let mut roots: Vec<usize> = (0..args.len()).map(|i| root(&mut group, i)).collect();
+            roots.sort_unstable();
+            roots.dedup();
+            (local && roots.len() >= 2).then_some(ci)
+        })
+        .collect()
+}
+
+/// Most body literals of a relation [`unfoldable`] unfolds.
+const MAX_UNFOLD: usize = 16;
+
+fn root(g: &mut [usize], i: usize) -> usize {
+    let mut r = i;
+    while g[r] != r {
+        r = g[r];
+    }
+    g[i] = r;
+    r
+}
+
+/// `p` with callee variables replaced: `map[v]` for variable `v`.
+fn subst(p: &Pat, map: &[Pat]) -> Pat {
+    match p {
+        Pat::Var(v) => map[*v as usize].clone(),
+        Pat::Const(s) => Pat::Const(*s),
+        Pat::App(f, args) => Pat::App(*f, args.iter().map(|a| subst(a, map)).collect()),
+    }
+}
+
+fn subst_lit(l: &Lit, map: &[Pat]) -> Lit {
+    let atom = |a: &AtomPat| AtomPat { rel: a.rel, args: a.args.iter().map(|p| subst(p, map)).collect() };
+    match l {
+        Lit::Pos(a) => Lit::Pos(atom(a)),
+        Lit::Neg(a) => Lit::Neg(atom(a)),
+        Lit::Distinct(x, y) => Lit::Distinct(subst(x, map), subst(y, map)),
+        Lit::Same(x, y) => Lit::Same(subst(x, map), subst(y, map)),
+    }
+}
+
+/// `c` with its positive uses of [`unfoldable`] relations replaced by their
+/// bodies (their local variables renamed apart), a few levels deep.
+fn unfold(game: &Game, rules: &[Option<usize>], c: &Clause) -> Option<Clause> {
+    let mut out = c.clone();
+    let mut changed = false;
+    for _ in 0..3 {
+        let mut body = Vec::with_capacity(out.body.len());
+        let mut again = false;
+        for l in &out.body {
+            let callee = match l {
+                Lit::Pos(a) => rules[a.rel.index()].map(|ci| (a, &game.clauses[ci])),
+                _ => None,
+            };
+            let Some((a, def)) = callee else {
+                body.push(l.clone());
+                continue;
+            };
+            let base = out.var_names.len() as u32;
+            let mut map: Vec<Pat> = (0..def.var_names.len() as u32).map(|v| Pat::Var(base + v)).collect();
+            for (p, arg) in def.head.args.iter().zip(a.args.iter()) {
+                if let Pat::Var(v) = p {
+                    map[*v as usize] = arg.clone();
+                }
+            }
+            out.var_names.extend(def.var_names.iter().copied());
+            body.extend(def.body.iter().map(|l| subst_lit(l, &map)));
+            again = true;
+        }
+        out.body = body;
+        changed |= again;
+        if !again || out.body.len() > 4 * MAX_UNFOLD {
+            break;
+        }
+    }
+    changed.then_some(out)
 }
 
 /// The variables of `l` that satisfy `keep`, in order of first occurrence.
@@ -225,17 +471,41 @@ fn first_occurrence(l: &Lit, keep: impl Fn(u32) -> bool) -> Vec<u32> {
 }
 
 /// The game with local variables projected out and independent literal
-/// groups split off, or `None` when there was nothing to do.
+/// groups split off (steps 1 and 2), or `None` when there was nothing to
+/// do.
 pub fn project_locals(game: &Game) -> Option<Game> {
+    rewrite(game, false)
+}
+
+/// The game rewritten by steps 1 and 2 and variable elimination (step 3,
+/// with decomposable relations unfolded first), or `None` when step 3
+/// changes nothing beyond [`project_locals`].
+pub fn eliminate_locals(game: &Game) -> Option<Game> {
+    rewrite(game, true)
+}
+
+fn rewrite(game: &Game, eliminate: bool) -> Option<Game> {
     let mut rw = Rewrite {
-        game,
         symbols: game.symbols.clone(),
         relations: game.relations.clone(),
         helpers: FxHashMap::default(),
         extra: Vec::new(),
+        eliminated: 0,
+        columns: fact_columns(game),
     };
+    let rules = if eliminate { unfoldable(game) } else { vec![None; game.relations.len()] };
+    let mut unfolded = false;
     let mut clauses: Vec<Clause> = Vec::with_capacity(game.clauses.len());
     for c in &game.clauses {
+        let owned;
+        let c = match unfold(game, &rules, c) {
+            Some(u) => {
+                unfolded = true;
+                owned = u;
+                &owned
+            }
+            None => c,
+        };
         if c.body.len() < 2 {
             clauses.push(c.clone());
             continue;
@@ -244,9 +514,20 @@ pub fn project_locals(game: &Game) -> Option<Game> {
         c.head.args.iter().for_each(|p| p.for_each_var(&mut |v| head_vars.push(v)));
         let body = rw.project_literals(c, &head_vars);
         let body = rw.split_groups(c, &head_vars, body);
+        let body = if eliminate { rw.eliminate(c, &head_vars, body) } else { body };
         clauses.push(Clause { head: c.head.clone(), body, var_names: c.var_names.clone(), loc: c.loc.clone() });
     }
-    if rw.extra.is_empty() {
+    // Helpers are rules too: a group split off in step 2 (racer's
+    // position, speed and track test) may itself take elimination.
+    let mut k = 0;
+    while eliminate && k < rw.extra.len() {
+        let c = rw.extra[k].clone();
+        let mut head_vars = Vec::new();
+        c.head.args.iter().for_each(|p| p.for_each_var(&mut |v| head_vars.push(v)));
+        rw.extra[k].body = rw.eliminate(&c, &head_vars, c.body.clone());
+        k += 1;
+    }
+    if (eliminate && rw.eliminated == 0 && !unfolded) || rw.extra.is_empty() && !unfolded {
         return None;
     }
     let Rewrite { symbols, relations, extra, .. } = rw;

@@ -41,6 +41,13 @@ pub enum Pass {
     /// Move the goal logic to a separate network, evaluated at terminal
     /// states only (when that network is small enough to pay).
     Goals,
+    /// Variable elimination in the rules before grounding
+    /// ([`crate::project`], step 3): a network of at least
+    /// [`crate::pipeline::ELIMINATE_EDGES`] edges (or a game over the
+    /// grounding budget) is built again from the rewritten rules, and that
+    /// network kept when it has at most a quarter of the edges. Decided by
+    /// the pipeline; a no-op here.
+    Eliminate,
     /// Two copies of the network, each specialised on the value of the
     /// base proposition that changes most often (typically whose turn it
     /// is), every state routed to its copy. Chosen and built by the
@@ -63,6 +70,7 @@ impl Pass {
         Pass::Dedup,
         Pass::NotFold,
         Pass::Dead,
+        Pass::Eliminate,
         Pass::Split,
     ];
 
@@ -84,6 +92,7 @@ impl Pass {
         Pass::Complement,
         Pass::NotFold,
         Pass::Goals,
+        Pass::Eliminate,
         Pass::Split,
     ];
 
@@ -98,6 +107,7 @@ impl Pass {
             Pass::Complement => "complement",
             Pass::NotFold => "notfold",
             Pass::Goals => "goals",
+            Pass::Eliminate => "eliminate",
             Pass::Split => "split",
         }
     }
@@ -131,7 +141,7 @@ pub fn run(net: Propnet, passes: &[Pass], report: &mut dyn FnMut(&str, f64, &Cou
     let mut goal_net: Option<Propnet> = None;
     for p in passes {
         let t = Instant::now();
-        if *p == Pass::Split {
+        if matches!(p, Pass::Split | Pass::Eliminate) {
             continue;
         }
         if *p == Pass::Goals {
@@ -173,7 +183,7 @@ pub fn apply(net: Propnet, p: Pass) -> Propnet {
         Pass::FactorDeep => factor(&mut e, true),
         Pass::Complement => complement(&mut e),
         Pass::NotFold => notfold(&mut e),
-        Pass::Goals | Pass::Split => {}
+        Pass::Goals | Pass::Split | Pass::Eliminate => {}
     }
     e.finish()
 }
