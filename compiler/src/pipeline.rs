@@ -42,7 +42,7 @@ pub const ELIMINATE_EDGES: usize = 100_000;
 ///
 /// With [`passes::Pass::Eliminate`], a dense network (or a game over the
 /// grounding budget) is built a second time from the rules rewritten by
-/// variable elimination, in the time left, and the smaller network kept
+/// variable elimination, and the smaller network kept
 /// when it has at most a quarter of the edges: quarto's goes from 564k to
 /// 8k edges, but racer's, at 39% of the edges, ran half as fast (the
 /// eliminated helpers, over functional state like a car's position, flip
@@ -52,20 +52,25 @@ pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass])
     let start = Instant::now();
     let plain = build(ground(game, limits), passes, start);
     let dense = plain.as_ref().map_or(true, |c| c.net.counts().edges >= ELIMINATE_EDGES);
-    let left = limits.time.saturating_sub(start.elapsed());
-    if !passes.contains(&passes::Pass::Eliminate) || !dense || left.is_zero() {
+    if !passes.contains(&passes::Pass::Eliminate) || !dense {
         return plain;
     }
+    // The second build gets the same limits as the first (at most twice
+    // the time in all), so that the choice does not depend on how long the
+    // first took on a busy machine.
     let t = Instant::now();
-    let Some(ground) = crate::ground::ground_eliminated(game, &GroundLimits { time: left, ..limits.clone() }) else {
+    let Some(ground) = crate::ground::ground_eliminated(game, limits) else {
         return plain;
     };
     let eliminated = build(ground, passes, t);
     let edges = |r: &Result<Compiled, CompileError>| r.as_ref().map(|c| c.net.counts().edges).ok();
     tracing::debug!(plain = ?edges(&plain), eliminated = ?edges(&eliminated), "variable elimination: edges");
+    // PROPEL_ELIMINATE=always keeps the eliminated network whenever it
+    // builds (for measuring).
+    let always = std::env::var("PROPEL_ELIMINATE").is_ok_and(|v| v == "always");
     let keep = match (edges(&plain), edges(&eliminated)) {
         (None, Some(_)) => true,
-        (Some(p), Some(e)) => 4 * e <= p,
+        (Some(p), Some(e)) => 4 * e <= p || always,
         _ => false,
     };
     if !keep {
