@@ -90,7 +90,7 @@ const TRIO: &str = "(role x) (role o)
 #[test]
 fn eliminated_rules_keep_the_game() {
     let game = Arc::new(propel_compiler::validate::load("trio.kif", TRIO).unwrap_or_else(|e| panic!("{e}")));
-    let e = eliminate_locals(&game).expect("step 3 to rewrite the line test");
+    let e = eliminate_locals(&game).expect("step 3 to rewrite the line test").game;
     let helpers = e.relations.len() - game.relations.len();
     assert!(helpers >= 4, "only {helpers} helper relations");
     let eliminated = Arc::new(e);

@@ -109,6 +109,31 @@ pub struct Grounded {
 }
 
 impl Grounded {
+    /// The share of the ground rules' literals in rules whose head
+    /// relation is, by [`crate::project::base_name`], one of `names`.
+    pub fn literal_share(&self, names: &[String]) -> f64 {
+        let game = &self.game;
+        let mut of_rel: FxHashMap<RelId, bool> = FxHashMap::default();
+        let (mut total, mut part) = (0usize, 0usize);
+        for r in &self.rules {
+            let rel = self.atoms[r.head.0 as usize].rel;
+            let hit = *of_rel.entry(rel).or_insert_with(|| {
+                let base = crate::project::base_name(game.rel_name(rel));
+                names.iter().any(|n| n == base)
+            });
+            let n = (r.npos + r.nneg) as usize;
+            total += n;
+            if hit {
+                part += n;
+            }
+        }
+        if total == 0 {
+            0.0
+        } else {
+            part as f64 / total as f64
+        }
+    }
+
     pub fn pos(&self, r: &GroundRule) -> &[AtomId] {
         &self.lits[r.start as usize..(r.start + r.npos) as usize]
     }
@@ -192,12 +217,10 @@ pub fn ground(game: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded, Groun
     ground_rules(projected.as_ref().unwrap_or(game), limits)
 }
 
-/// [`ground`] on the rules rewritten by variable elimination
-/// ([`crate::project::eliminate_locals`]); `None` when elimination changes
-/// nothing.
-pub fn ground_eliminated(game: &Arc<Game>, limits: &GroundLimits) -> Option<Result<Grounded, GroundError>> {
-    let eliminated = Arc::new(crate::project::eliminate_locals(game)?);
-    Some(ground_rules(&eliminated, limits))
+/// [`ground`] on rules rewritten by variable elimination
+/// ([`crate::project::eliminate_locals`]).
+pub fn ground_eliminated(eliminated: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded, GroundError> {
+    ground_rules(eliminated, limits)
 }
 
 fn ground_rules(game: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded, GroundError> {

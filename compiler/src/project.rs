@@ -87,6 +87,8 @@ struct Rewrite {
     extra: Vec<Clause>,
     /// Helpers made by step 3.
     eliminated: usize,
+    /// Names of the relations whose rules step 3 (or unfolding) changed.
+    touched: Vec<String>,
     /// For a relation given by facts alone: how many values each argument
     /// takes.
     columns: Vec<Option<Vec<usize>>>,
@@ -321,6 +323,10 @@ impl Rewrite {
             let lits: Vec<Lit> = members.iter().map(|&i| body[i].clone()).collect();
             let helper = self.helper(c, &lits, &iface);
             self.eliminated += 1;
+            let from = base_name(self.symbols.name(self.relations[c.head.rel.index()].name)).to_string();
+            if !self.touched.contains(&from) {
+                self.touched.push(from);
+            }
             let mut out = Vec::with_capacity(body.len() + 1 - members.len());
             for (i, l) in body.into_iter().enumerate() {
                 if i == members[0] {
@@ -474,23 +480,39 @@ fn first_occurrence(l: &Lit, keep: impl Fn(u32) -> bool) -> Vec<u32> {
 /// groups split off (steps 1 and 2), or `None` when there was nothing to
 /// do.
 pub fn project_locals(game: &Game) -> Option<Game> {
-    rewrite(game, false)
+    rewrite(game, false).map(|(g, _)| g)
 }
 
 /// The game rewritten by steps 1 and 2 and variable elimination (step 3,
 /// with decomposable relations unfolded first), or `None` when step 3
 /// changes nothing beyond [`project_locals`].
-pub fn eliminate_locals(game: &Game) -> Option<Game> {
-    rewrite(game, true)
+pub fn eliminate_locals(game: &Game) -> Option<Eliminated> {
+    rewrite(game, true).map(|(game, touched)| Eliminated { game, touched })
 }
 
-fn rewrite(game: &Game, eliminate: bool) -> Option<Game> {
+/// [`eliminate_locals`]' result.
+pub struct Eliminated {
+    pub game: Game,
+    /// The relations whose rules changed, by [`base_name`].
+    pub touched: Vec<String>,
+}
+
+/// The relation a helper or demand relation was made for: `legal_speed`
+/// for `legal_speed~5`, `totalcount` for `magic@totalcount@bf`.
+pub fn base_name(name: &str) -> &str {
+    let n = name.strip_prefix(crate::magic::PREFIX).unwrap_or(name);
+    let n = n.split('@').next().unwrap_or(n);
+    n.split(MARK).next().unwrap_or(n)
+}
+
+fn rewrite(game: &Game, eliminate: bool) -> Option<(Game, Vec<String>)> {
     let mut rw = Rewrite {
         symbols: game.symbols.clone(),
         relations: game.relations.clone(),
         helpers: FxHashMap::default(),
         extra: Vec::new(),
         eliminated: 0,
+        touched: Vec::new(),
         columns: fact_columns(game),
     };
     let rules = if eliminate { unfoldable(game) } else { vec![None; game.relations.len()] };
@@ -501,6 +523,10 @@ fn rewrite(game: &Game, eliminate: bool) -> Option<Game> {
         let c = match unfold(game, &rules, c) {
             Some(u) => {
                 unfolded = true;
+                let from = base_name(game.rel_name(c.head.rel)).to_string();
+                if !rw.touched.contains(&from) {
+                    rw.touched.push(from);
+                }
                 owned = u;
                 &owned
             }
@@ -530,11 +556,11 @@ fn rewrite(game: &Game, eliminate: bool) -> Option<Game> {
     if (eliminate && rw.eliminated == 0 && !unfolded) || rw.extra.is_empty() && !unfolded {
         return None;
     }
-    let Rewrite { symbols, relations, extra, .. } = rw;
+    let Rewrite { symbols, relations, extra, touched, .. } = rw;
     clauses.extend(extra);
     // Helpers add no negation of their own; should stratification still
     // fail, grounding uses the game as written.
-    game.rewritten(symbols, relations, clauses, game.warnings.clone())
+    game.rewritten(symbols, relations, clauses, game.warnings.clone()).map(|g| (g, touched))
 }
 
 #[cfg(test)]
