@@ -11,6 +11,21 @@ use propel_runtime::Prover;
 use propel_tests::{assert_traces_agree, bundled_games, check_perft, corpus_dir, propnet_machine, read_perft, root};
 use std::sync::Arc;
 
+/// A corpus game, or `None` (saying why) when the corpus or the file is
+/// not there.
+fn corpus_game(path: &str) -> Option<Arc<propel_compiler::Game>> {
+    let Some(dir) = corpus_dir() else {
+        eprintln!("SKIPPED: ../shared/games not found");
+        return None;
+    };
+    let path = dir.join(path);
+    if !path.exists() {
+        eprintln!("SKIPPED: {} not found", path.display());
+        return None;
+    }
+    Some(Arc::new(propel_compiler::load_file(&path).unwrap_or_else(|e| panic!("{e}"))))
+}
+
 #[test]
 fn the_prover_on_projected_rules_keeps_perft() {
     let mut rewritten = 0;
@@ -33,17 +48,8 @@ fn the_prover_on_projected_rules_keeps_perft() {
 
 #[test]
 fn a_game_that_grounds_only_after_projection_agrees_with_the_prover() {
-    let Some(dir) = corpus_dir() else {
-        eprintln!("SKIPPED: ../shared/games not found");
-        return;
-    };
     // Tetris's `line` rule once derived five million facts.
-    let path = dir.join("benderng-testdata/Tetris.kif");
-    if !path.exists() {
-        eprintln!("SKIPPED: {} not found", path.display());
-        return;
-    }
-    let game = Arc::new(propel_compiler::load_file(&path).unwrap_or_else(|e| panic!("{e}")));
+    let Some(game) = corpus_game("benderng-testdata/Tetris.kif") else { return };
     let mut net = propnet_machine(&game, propel_compiler::propnet::passes::Pass::ALL);
     let mut prover = Prover::new(game.clone()).unwrap_or_else(|e| panic!("{e}"));
     let a = perft(&mut prover, 2, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
@@ -118,16 +124,7 @@ fn eliminated_rules_keep_the_game() {
 
 #[test]
 fn quarto_is_built_from_eliminated_rules_and_agrees_with_the_prover() {
-    let Some(dir) = corpus_dir() else {
-        eprintln!("SKIPPED: ../shared/games not found");
-        return;
-    };
-    let path = dir.join("base/quarto.kif");
-    if !path.exists() {
-        eprintln!("SKIPPED: {} not found", path.display());
-        return;
-    }
-    let game = Arc::new(propel_compiler::load_file(&path).unwrap_or_else(|e| panic!("{e}")));
+    let Some(game) = corpus_game("base/quarto.kif") else { return };
     let passes = propel_compiler::propnet::passes::Pass::ALL;
     let c = propel_compiler::pipeline::compile(&game, &Default::default(), passes).unwrap_or_else(|e| panic!("{e}"));
     // As written: 99,042 components and 564,430 edges.

@@ -241,14 +241,7 @@ impl Rewrite {
                 out.extend(lits);
                 continue;
             }
-            let mut iface: Vec<u32> = Vec::new();
-            for l in &lits {
-                for v in first_occurrence(l, |v| head_vars.contains(&v)) {
-                    if !iface.contains(&v) {
-                        iface.push(v);
-                    }
-                }
-            }
+            let iface = interface(&lits, |v| head_vars.contains(&v));
             out.push(self.helper(c, &lits, &iface));
         }
         out
@@ -306,14 +299,7 @@ impl Rewrite {
                 if self.layer(&lits) == Layer::Static {
                     continue;
                 }
-                let mut iface: Vec<u32> = Vec::new();
-                for l in &lits {
-                    for w in first_occurrence(l, |w| outside.contains(&w)) {
-                        if !iface.contains(&w) {
-                            iface.push(w);
-                        }
-                    }
-                }
+                let iface = interface(&lits, |w| outside.contains(&w));
                 let cost: f64 = iface.iter().map(|&w| domain(w)).product();
                 if best.as_ref().is_none_or(|(b, _, _)| cost < *b) {
                     best = Some((cost, members, iface));
@@ -461,6 +447,20 @@ fn unfold(game: &Game, rules: &[Option<usize>], c: &Clause) -> Option<Clause> {
         }
     }
     changed.then_some(out)
+}
+
+/// The variables of `lits` that satisfy `keep`, in order of first
+/// occurrence: a helper's arguments.
+fn interface(lits: &[Lit], keep: impl Fn(u32) -> bool) -> Vec<u32> {
+    let mut out: Vec<u32> = Vec::new();
+    for l in lits {
+        for v in first_occurrence(l, &keep) {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    out
 }
 
 /// The variables of `l` that satisfy `keep`, in order of first occurrence.
