@@ -30,6 +30,20 @@ const CHUNK_UPDATES: usize = 8192;
 /// ones make fewer calls between chunks while propagating.
 const CHUNK_IDS: u32 = 1024;
 const NONE: u32 = u32::MAX;
+/// A component with more readers than this has its fan-out written into
+/// functions of this many updates each, called from its chunk: one
+/// straight-line block of millions of updates (amazonsTorus) made a 10.8 MB
+/// stack frame (the single-pass allocator's spill slots grow with the
+/// block) and overflowed the stack. `PROPEL_FANOUT_PIECE` overrides it.
+const FANOUT_PIECE: usize = 16_384;
+
+fn fanout_piece() -> usize {
+    std::env::var("PROPEL_FANOUT_PIECE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or(FANOUT_PIECE)
+}
 /// A leaf table entry for a leaf set by its own code.
 const SPECIAL: u32 = u32::MAX;
 
@@ -80,6 +94,11 @@ pub(crate) struct Emitter<'a, M: Module> {
     /// Counter updates whose chunk bodies are built at a time (about 10 IR
     /// instructions each: one compile batch).
     body_batch: usize,
+    /// Updates per fan-out piece ([`FANOUT_PIECE`]), and the pieces of each
+    /// component with more readers than that.
+    piece_len: usize,
+    pieces: rustc_hash::FxHashMap<u32, Vec<FuncId>>,
+    piece_sig: Signature,
 }
 
 /// One engine's functions (one network's machine), all taking the
@@ -122,6 +141,8 @@ impl<'a, M: Module> Emitter<'a, M> {
             }
         }
         let ctx = module.make_context();
+        let mut piece_sig = module.make_signature();
+        piece_sig.params.extend([AbiParam::new(I64), AbiParam::new(I32)]);
         Emitter {
             module,
             net,
@@ -138,6 +159,9 @@ impl<'a, M: Module> Emitter<'a, M> {
             edges: 0,
             chunks: Vec::new(),
             body_batch: (batch_insts / 10).max(1),
+            piece_len: fanout_piece(),
+            pieces: Default::default(),
+            piece_sig,
         }
     }
 
@@ -150,6 +174,8 @@ impl<'a, M: Module> Emitter<'a, M> {
             scc_of: &self.scc_of,
             chunks: &self.chunks,
             mem: self.mem,
+            pieces: &self.pieces,
+            piece_sig: &self.piece_sig,
         }
     }
 
@@ -170,6 +196,16 @@ impl<'a, M: Module> Emitter<'a, M> {
         // Declarations first, so that bodies can call each other.
         let inst_ret_i32 = self.sig(&[I64], Some(I32));
         let inst_only = self.sig(&[I64], None);
+        for c in 0..self.fanout.len() {
+            let n = self.fanout[c].len().div_ceil(self.piece_len);
+            if n > 1 {
+                let sig = self.piece_sig.clone();
+                let ids = (0..n)
+                    .map(|j| self.declare(&format!("{p}_fan_{c}_{j}"), Linkage::Local, &sig))
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.pieces.insert(c as u32, ids);
+            }
+        }
         self.chunks = self.chunk_ranges();
         let nchunks = self.chunks.len() as u32;
         let mut chunks = Vec::new();
@@ -215,6 +251,7 @@ impl<'a, M: Module> Emitter<'a, M> {
             }
             k0 = k1;
         }
+        self.emit_pieces()?;
         for s in 0..self.cycles.len() {
             self.emit_cycle(cycle_fns[s], s)?;
         }
@@ -360,6 +397,33 @@ impl<'a, M: Module> Emitter<'a, M> {
         )
     }
 
+    /// The bodies of the fan-out pieces, one at a time (each goes to the
+    /// module's compile batches at once, so memory stays bounded).
+    fn emit_pieces(&mut self) -> Result<(), ModuleError> {
+        let mut comps: Vec<u32> = self.pieces.keys().copied().collect();
+        comps.sort_unstable();
+        let fc = self.module.isa().frontend_config();
+        let mut fctx = FunctionBuilderContext::new();
+        for c in comps {
+            let ids = self.pieces[&c].clone();
+            for (j, id) in ids.into_iter().enumerate() {
+                let lo = j * self.piece_len;
+                let hi = (lo + self.piece_len).min(self.fanout[c as usize].len());
+                let mut func =
+                    Function::with_name_signature(UserFuncName::user(0, id.as_u32()), self.piece_sig.clone());
+                self.code().piece_body(c, lo..hi, &mut func, &mut fctx, fc);
+                self.finish(id, func)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Updates a component's code holds inline: its fan-out, or one call
+    /// per piece.
+    fn inline_updates(&self, c: u32) -> usize {
+        self.pieces.get(&c).map_or(self.fanout[c as usize].len(), Vec::len)
+    }
+
     /// Cuts the ids into chunks: whole groups, up to [`CHUNK_UPDATES`]
     /// updates (more only for a group that has more alone) and
     /// [`CHUNK_IDS`] ids.
@@ -370,7 +434,7 @@ impl<'a, M: Module> Emitter<'a, M> {
         let (mut lo, mut updates) = (0u32, 0usize);
         for g in 0..n.div_ceil(group) {
             let (a, b) = (g * group, ((g + 1) * group).min(n));
-            let u: usize = (a..b).map(|c| self.fanout[c as usize].len()).sum();
+            let u: usize = (a..b).map(|c| self.inline_updates(c)).sum();
             if a > lo && (updates + u > CHUNK_UPDATES || b - lo > CHUNK_IDS) {
                 out.push((lo, a));
                 (lo, updates) = (a, 0);
@@ -1153,6 +1217,8 @@ struct Code<'e> {
     scc_of: &'e [u32],
     chunks: &'e [(u32, u32)],
     mem: MemFlagsData,
+    pieces: &'e rustc_hash::FxHashMap<u32, Vec<FuncId>>,
+    piece_sig: &'e Signature,
 }
 
 impl Code<'_> {
@@ -1227,8 +1293,31 @@ impl Code<'_> {
             for (cc, blk) in blocks {
                 b.switch_to_block(blk);
                 let fl = flip.values(&mut b);
-                for &f in &self.fanout[cc as usize] {
-                    self.update(&mut b, inst, f, fl, stack.top);
+                match self.pieces.get(&cc) {
+                    Some(ids) => {
+                        // The pieces push through the top kept in memory.
+                        stack.close(&mut b, inst, layout);
+                        for &id in ids {
+                            let sig = b.import_signature(self.piece_sig.clone());
+                            let name = b.func.declare_imported_user_function(cranelift_codegen::ir::UserExternalName {
+                                namespace: 0,
+                                index: id.as_u32(),
+                            });
+                            let f = b.import_function(cranelift_codegen::ir::ExtFuncData {
+                                name: cranelift_codegen::ir::ExternalName::user(name),
+                                signature: sig,
+                                colocated: true,
+                                patchable: false,
+                            });
+                            b.ins().call(f, &[inst, fl.up]);
+                        }
+                        stack.reload(&mut b, inst, layout);
+                    }
+                    None => {
+                        for &f in &self.fanout[cc as usize] {
+                            self.update(&mut b, inst, f, fl, stack.top);
+                        }
+                    }
                 }
                 b.ins().jump(head, &[]);
             }
@@ -1240,6 +1329,34 @@ impl Code<'_> {
             b.seal_all_blocks();
             b.finalize(fc);
         }
+    }
+
+    /// One piece of component `c`'s fan-out (`range` of its readers): the
+    /// updates its chunk would make, as `void f(inst, up)`.
+    fn piece_body(
+        &self,
+        c: u32,
+        range: std::ops::Range<usize>,
+        func: &mut Function,
+        fctx: &mut FunctionBuilderContext,
+        fc: TargetFrontendConfig,
+    ) {
+        let mut b = FunctionBuilder::new(func, fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let (inst, up) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+        let stack = Stack::open(&mut b, inst, self.layout);
+        let flip = Flip::declare(&mut b);
+        flip.define(&mut b, up);
+        let fl = flip.values(&mut b);
+        for &f in &self.fanout[c as usize][range] {
+            self.update(&mut b, inst, f, fl, stack.top);
+        }
+        stack.close(&mut b, inst, self.layout);
+        b.ins().return_(&[]);
+        b.seal_all_blocks();
+        b.finalize(fc);
     }
 
     /// Adds `fl.d` (+1/-1, or 0) to component `f`'s counter (subtracts it
@@ -1318,14 +1435,21 @@ struct Stack {
 
 impl Stack {
     fn open(b: &mut FunctionBuilder, inst: Value, layout: &Layout) -> Stack {
-        let sp = b.ins().load(I32, MemFlagsData::trusted(), inst, layout.sp as i32);
         let base = b.ins().iadd_imm_s(inst, layout.stack as i64);
+        let top = b.declare_var(I64);
+        let stack = Stack { base, top };
+        stack.reload(b, inst, layout);
+        stack
+    }
+
+    /// The top from the index the instance keeps (after [`Stack::close`]
+    /// and a call that pushed).
+    fn reload(&self, b: &mut FunctionBuilder, inst: Value, layout: &Layout) {
+        let sp = b.ins().load(I32, MemFlagsData::trusted(), inst, layout.sp as i32);
         let i = b.ins().uextend(I64, sp);
         let o = b.ins().ishl_imm_u(i, 2);
-        let a = b.ins().iadd(base, o);
-        let top = b.declare_var(I64);
-        b.def_var(top, a);
-        Stack { base, top }
+        let a = b.ins().iadd(self.base, o);
+        b.def_var(self.top, a);
     }
 
     fn close(&self, b: &mut FunctionBuilder, inst: Value, layout: &Layout) {
