@@ -1297,8 +1297,8 @@ impl Code<'_> {
                     Some(ids) => {
                         // The pieces push through the top kept in memory.
                         stack.close(&mut b, inst, layout);
+                        let sig = b.import_signature(self.piece_sig.clone());
                         for &id in ids {
-                            let sig = b.import_signature(self.piece_sig.clone());
                             let name = b.func.declare_imported_user_function(cranelift_codegen::ir::UserExternalName {
                                 namespace: 0,
                                 index: id.as_u32(),
