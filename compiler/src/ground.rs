@@ -217,13 +217,9 @@ pub fn ground(game: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded, Groun
     ground_rules(projected.as_ref().unwrap_or(game), limits)
 }
 
-/// [`ground`] on rules rewritten by variable elimination
-/// ([`crate::project::eliminate_locals`]).
-pub fn ground_eliminated(eliminated: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded, GroundError> {
-    ground_rules(eliminated, limits)
-}
-
-fn ground_rules(game: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded, GroundError> {
+/// [`ground`] on rules already rewritten (by variable elimination,
+/// [`crate::project::eliminate_locals`]): no projection first.
+pub fn ground_rules(game: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded, GroundError> {
     let start = Instant::now();
     let deadline = start + limits.time;
     let mut demand: Vec<RelId> = Vec::new();

@@ -75,7 +75,7 @@ pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass])
     // the time in all), so that the choice does not depend on how long the
     // first took on a busy machine.
     let t = Instant::now();
-    let ground = crate::ground::ground_eliminated(&Arc::new(rewrite.game), limits);
+    let ground = crate::ground::ground_rules(&Arc::new(rewrite.game), limits);
     let eliminated = build(ground, passes, t);
     let edges = |r: &Result<Compiled, CompileError>| r.as_ref().map(|c| c.net.counts().edges).ok();
     tracing::debug!(plain = ?edges(&plain), eliminated = ?edges(&eliminated), "variable elimination: edges");

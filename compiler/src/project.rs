@@ -85,8 +85,6 @@ struct Rewrite {
     relations: Vec<Relation>,
     helpers: FxHashMap<(Vec<Lit>, Vec<u32>), RelId>,
     extra: Vec<Clause>,
-    /// Helpers made by step 3.
-    eliminated: usize,
     /// Names of the relations whose rules step 3 (or unfolding) changed.
     touched: Vec<String>,
     /// For a relation given by facts alone: how many values each argument
@@ -122,6 +120,13 @@ fn fact_columns(game: &Game) -> Vec<Option<Vec<usize>>> {
 }
 
 impl Rewrite {
+    /// Records that the rules of relation `name` changed.
+    fn touch(&mut self, name: String) {
+        if !self.touched.contains(&name) {
+            self.touched.push(name);
+        }
+    }
+
     /// The helper `h(interface) ⇐ lits` (from clause `c`), as a literal.
     fn helper(&mut self, c: &Clause, lits: &[Lit], interface: &[u32]) -> Lit {
         let mut map = Vec::new();
@@ -133,8 +138,7 @@ impl Rewrite {
         let rel = *self.helpers.entry((key_lits, key_iface)).or_insert(next_id);
         if rel == next_id {
             // The clause may be a helper's own: name it after the relation it came from.
-            let from = self.symbols.name(self.relations[c.head.rel.index()].name);
-            let from = from.split(MARK).next().unwrap_or(from);
+            let from = base_name(self.symbols.name(self.relations[c.head.rel.index()].name));
             let name = format!("{from}{MARK}{}", self.helpers.len());
             tracing::debug!(helper = name, literals = lits.len(), arity = interface.len(), "projection");
             // Layers are computed again once every clause is in place; this
@@ -193,23 +197,15 @@ impl Rewrite {
     fn split_groups(&mut self, c: &Clause, head_vars: &[u32], body: Vec<Lit>) -> Vec<Lit> {
         let vars: Vec<Vec<u32>> = body.iter().map(lit_vars).collect();
         let mut group: Vec<usize> = (0..body.len()).collect();
-        fn find(g: &mut [usize], i: usize) -> usize {
-            let mut r = i;
-            while g[r] != r {
-                r = g[r];
-            }
-            g[i] = r;
-            r
-        }
         for i in 0..body.len() {
             for j in i + 1..body.len() {
                 if vars[i].iter().any(|v| !head_vars.contains(v) && vars[j].contains(v)) {
-                    let (a, b) = (find(&mut group, i), find(&mut group, j));
+                    let (a, b) = (root(&mut group, i), root(&mut group, j));
                     group[a] = b;
                 }
             }
         }
-        let roots: Vec<usize> = (0..body.len()).map(|i| find(&mut group, i)).collect();
+        let roots: Vec<usize> = (0..body.len()).map(|i| root(&mut group, i)).collect();
         let mut distinct_roots = roots.clone();
         distinct_roots.sort_unstable();
         distinct_roots.dedup();
@@ -308,11 +304,8 @@ impl Rewrite {
             let Some((_, members, iface)) = best else { return body };
             let lits: Vec<Lit> = members.iter().map(|&i| body[i].clone()).collect();
             let helper = self.helper(c, &lits, &iface);
-            self.eliminated += 1;
             let from = base_name(self.symbols.name(self.relations[c.head.rel.index()].name)).to_string();
-            if !self.touched.contains(&from) {
-                self.touched.push(from);
-            }
+            self.touch(from);
             let mut out = Vec::with_capacity(body.len() + 1 - members.len());
             for (i, l) in body.into_iter().enumerate() {
                 if i == members[0] {
@@ -384,6 +377,7 @@ fn unfoldable(game: &Game) -> Vec<Option<usize>> {
 /// Most body literals of a relation [`unfoldable`] unfolds.
 const MAX_UNFOLD: usize = 16;
 
+/// Union-find: the representative of `i`'s set (paths shortened).
 fn root(g: &mut [usize], i: usize) -> usize {
     let mut r = i;
     while g[r] != r {
@@ -511,22 +505,17 @@ fn rewrite(game: &Game, eliminate: bool) -> Option<(Game, Vec<String>)> {
         relations: game.relations.clone(),
         helpers: FxHashMap::default(),
         extra: Vec::new(),
-        eliminated: 0,
         touched: Vec::new(),
-        columns: fact_columns(game),
+        // Only step 3 estimates sizes.
+        columns: if eliminate { fact_columns(game) } else { Vec::new() },
     };
     let rules = if eliminate { unfoldable(game) } else { vec![None; game.relations.len()] };
-    let mut unfolded = false;
     let mut clauses: Vec<Clause> = Vec::with_capacity(game.clauses.len());
     for c in &game.clauses {
         let owned;
         let c = match unfold(game, &rules, c) {
             Some(u) => {
-                unfolded = true;
-                let from = base_name(game.rel_name(c.head.rel)).to_string();
-                if !rw.touched.contains(&from) {
-                    rw.touched.push(from);
-                }
+                rw.touch(base_name(game.rel_name(c.head.rel)).to_string());
                 owned = u;
                 &owned
             }
@@ -553,7 +542,8 @@ fn rewrite(game: &Game, eliminate: bool) -> Option<(Game, Vec<String>)> {
         rw.extra[k].body = rw.eliminate(&c, &head_vars, c.body.clone());
         k += 1;
     }
-    if (eliminate && rw.eliminated == 0 && !unfolded) || rw.extra.is_empty() && !unfolded {
+    // Step 3 reports only what it changed beyond steps 1 and 2.
+    if (eliminate && rw.touched.is_empty()) || (!eliminate && rw.extra.is_empty()) {
         return None;
     }
     let Rewrite { symbols, relations, extra, touched, .. } = rw;
