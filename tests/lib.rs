@@ -2,9 +2,12 @@
 //! games, the golden files and the public corpus are, and the checks that
 //! compare any state machine with a golden file or with another machine.
 
+use propel_compiler::lower::{CodeStats, Machine};
+use propel_compiler::Game;
 use propel_runtime::perft::perft;
-use propel_runtime::StateMachine;
+use propel_runtime::{NativeMachine, Prover, StateMachine};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The repository root.
 pub fn root() -> PathBuf {
@@ -25,6 +28,52 @@ pub fn bundled_games() -> Vec<PathBuf> {
 pub fn corpus_dir() -> Option<PathBuf> {
     let d = root().join("../shared/games");
     d.is_dir().then_some(d)
+}
+
+/// `../shared/games/PATH`, or `None` (saying why) when the corpus or the
+/// file is missing.
+pub fn corpus_game(path: &str) -> Option<Arc<Game>> {
+    let Some(dir) = corpus_dir() else {
+        eprintln!("SKIPPED: ../shared/games not found");
+        return None;
+    };
+    let path = dir.join(path);
+    if !path.exists() {
+        eprintln!("SKIPPED: {} not found", path.display());
+        return None;
+    }
+    Some(Arc::new(propel_compiler::load_file(&path).unwrap_or_else(|e| panic!("{e}"))))
+}
+
+/// The one-engine JIT machine of `game` through the default pipeline, and
+/// what its code generation took.
+pub fn jit_machine(game: &Arc<Game>) -> (NativeMachine, CodeStats) {
+    let name = &game.name;
+    let c = propel_compiler::pipeline::compile(game, &Default::default(), propel_compiler::propnet::passes::Pass::ALL)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let m = Machine { engines: vec![&c.net], split: None, goal_net: c.goal_net.as_ref(), lanes: None };
+    let code = propel_compiler::lower::jit(&m, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let stats = code.stats.clone();
+    let (fns, layout) = (code.fns, code.layout.clone());
+    let machine = NativeMachine::new(Arc::new(propel_runtime::build::native_code(&c.net, fns, layout, Box::new(code))));
+    (machine, stats)
+}
+
+/// Every bundled game's JIT machine (and its native playouts) against the
+/// golden perft and the prover's traces; `check` sees each game's code
+/// statistics. For test binaries that change code generation through the
+/// environment, which the other tests must not see.
+pub fn jit_agrees_on_bundled_games(what: &str, check: impl Fn(&str, &CodeStats)) {
+    for g in bundled_games() {
+        let name = g.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+        let game = Arc::new(propel_compiler::load_file(&g).unwrap_or_else(|e| panic!("{e}")));
+        let (mut jit, stats) = jit_machine(&game);
+        check(&name, &stats);
+        let golden = read_perft(&root().join("tests/perft").join(format!("{name}.perft")));
+        check_perft(&mut jit, &golden, &format!("{what} on {name}"));
+        let mut prover = Prover::new(game).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_traces_agree(&mut prover, &mut jit, &[1, 2, 3], &format!("{what} on {name}"));
+    }
 }
 
 /// One line of a golden perft file.

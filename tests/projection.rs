@@ -8,23 +8,8 @@
 use propel_compiler::project::{eliminate_locals, project_locals};
 use propel_runtime::perft::perft;
 use propel_runtime::Prover;
-use propel_tests::{assert_traces_agree, bundled_games, check_perft, corpus_dir, propnet_machine, read_perft, root};
+use propel_tests::{assert_traces_agree, bundled_games, check_perft, corpus_game, propnet_machine, read_perft, root};
 use std::sync::Arc;
-
-/// A corpus game, or `None` (saying why) when the corpus or the file is
-/// not there.
-fn corpus_game(path: &str) -> Option<Arc<propel_compiler::Game>> {
-    let Some(dir) = corpus_dir() else {
-        eprintln!("SKIPPED: ../shared/games not found");
-        return None;
-    };
-    let path = dir.join(path);
-    if !path.exists() {
-        eprintln!("SKIPPED: {} not found", path.display());
-        return None;
-    }
-    Some(Arc::new(propel_compiler::load_file(&path).unwrap_or_else(|e| panic!("{e}"))))
-}
 
 #[test]
 fn the_prover_on_projected_rules_keeps_perft() {

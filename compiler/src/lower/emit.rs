@@ -12,6 +12,7 @@
 //! with the network.
 
 use super::layout::{counter0, counts_down, words, Layout};
+use super::moves::{self, MoveOrs};
 use crate::propnet::{Kind, Propnet};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64, I8};
@@ -46,6 +47,9 @@ fn fanout_piece() -> usize {
 }
 /// A leaf table entry for a leaf set by its own code.
 const SPECIAL: u32 = u32::MAX;
+/// A leaf table entry for an input nothing reads (all its readers are
+/// move ORs, set from their table): setting it does nothing.
+const SKIP: u32 = u32::MAX - 1;
 
 /// The functions a machine library exports, by symbol name.
 pub const EXPORTS: [&str; 13] = [
@@ -99,6 +103,8 @@ pub(crate) struct Emitter<'a, M: Module> {
     piece_len: usize,
     pieces: rustc_hash::FxHashMap<u32, Vec<FuncId>>,
     piece_sig: Signature,
+    /// ORs over one role's inputs, set from a table by `set_joint`.
+    moves: MoveOrs,
 }
 
 /// One engine's functions (one network's machine), all taking the
@@ -126,7 +132,16 @@ impl<'a, M: Module> Emitter<'a, M> {
         batch_insts: usize,
     ) -> Self {
         let n = net.len();
-        let fanout = net.fanout();
+        let mut fanout = net.fanout();
+        let moves = moves::take(net, &mut fanout);
+        if !moves.is_empty() {
+            tracing::debug!(
+                prefix,
+                edges = moves.edges,
+                ors = moves.per_role.iter().map(Vec::len).sum::<usize>(),
+                "move ORs set from a table"
+            );
+        }
         let mut triggers = vec![Vec::new(); n];
         for (i, inp) in net.inputs.iter().enumerate() {
             triggers[inp.legal as usize].push(Trig::Legal(i as u32));
@@ -162,6 +177,7 @@ impl<'a, M: Module> Emitter<'a, M> {
             piece_len: fanout_piece(),
             pieces: Default::default(),
             piece_sig,
+            moves,
         }
     }
 
@@ -233,6 +249,12 @@ impl<'a, M: Module> Emitter<'a, M> {
         let input_comps: Vec<u32> = self.net.inputs.iter().map(|i| i.comp).collect();
         let base_table = self.leaf_table(&format!("{p}_base_leaves"), &base_comps)?;
         let input_table = self.leaf_table(&format!("{p}_input_leaves"), &input_comps)?;
+        let move_rows = if self.moves.is_empty() {
+            None
+        } else {
+            let bytes = self.moves.rows.iter().flat_map(|r| r.to_le_bytes()).collect();
+            Some(self.data(&format!("{p}_move_rows"), bytes)?)
+        };
 
         // Bodies built a batch at a time (the module compiles them in
         // batches too), so that memory does not grow with the network.
@@ -259,7 +281,7 @@ impl<'a, M: Module> Emitter<'a, M> {
         self.emit_eval_goals(eval_goals)?;
         self.emit_init(init, image_id)?;
         self.emit_set_state(set_state, drain, base_table)?;
-        self.emit_set_joint(set_joint, drain, input_table)?;
+        self.emit_set_joint(set_joint, drain, input_table, move_rows)?;
         self.emit_terminal(terminal)?;
         self.emit_legal(legal)?;
         self.emit_goals(goals, eval_goals)?;
@@ -284,14 +306,29 @@ impl<'a, M: Module> Emitter<'a, M> {
     fn leaf_table(&mut self, name: &str, comps: &[u32]) -> Result<DataId, ModuleError> {
         let mut bytes = Vec::with_capacity(4 * comps.len());
         for &c in comps {
-            let e = if self.leaf_is_special(c) { SPECIAL } else { c };
+            let e = if self.leaf_is_inert(c) {
+                SKIP
+            } else if self.leaf_is_special(c) {
+                SPECIAL
+            } else {
+                c
+            };
             bytes.extend_from_slice(&e.to_le_bytes());
         }
         self.data(name, bytes)
     }
 
     fn leaf_is_special(&self, c: u32) -> bool {
-        !self.triggers[c as usize].is_empty() || self.fanout[c as usize].is_empty()
+        !self.leaf_is_inert(c) && (!self.triggers[c as usize].is_empty() || self.fanout[c as usize].is_empty())
+    }
+
+    /// An input that nothing in this engine reads: no readers (they were
+    /// move ORs), no legal or next bit. Goals and terminal never read
+    /// inputs (GDL forbids `does` there), so its counter can stay as it is.
+    fn leaf_is_inert(&self, c: u32) -> bool {
+        matches!(self.net.kind(c), Kind::Input(_))
+            && self.triggers[c as usize].is_empty()
+            && self.fanout[c as usize].is_empty()
     }
 
     /// Sets leaf `index` (of the table `table`, a `u32` per leaf) to `v`
@@ -314,9 +351,13 @@ impl<'a, M: Module> Emitter<'a, M> {
         let o = b.ins().ishl_imm_u(i, 2);
         let a = b.ins().iadd(table, o);
         let e = b.ins().load(I32, self.mem, a, 0);
-        let is_special = b.ins().icmp_imm_s(IntCC::Equal, e, SPECIAL as i64);
+        let not_generic = b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, e, SKIP as i64);
         let generic = b.create_block();
-        b.ins().brif(is_special, special, &[], generic, &[]);
+        let special_or_skip = b.create_block();
+        b.ins().brif(not_generic, special_or_skip, &[], generic, &[]);
+        b.switch_to_block(special_or_skip);
+        let is_special = b.ins().icmp_imm_s(IntCC::Equal, e, SPECIAL as i64);
+        b.ins().brif(is_special, special, &[], after, &[]);
         b.switch_to_block(generic);
         let neg = b.ins().ineg(v);
         let w = b.ins().uextend(I64, e);
@@ -805,10 +846,17 @@ impl<'a, M: Module> Emitter<'a, M> {
     /// Plays `moves` (one input index per role, in role order), then
     /// propagates. Returns what `drain` returns, or 3 for a move that is
     /// not one of the role's inputs.
-    fn emit_set_joint(&mut self, id: FuncId, drain: FuncId, table: DataId) -> Result<(), ModuleError> {
+    fn emit_set_joint(
+        &mut self,
+        id: FuncId,
+        drain: FuncId,
+        table: DataId,
+        move_rows: Option<DataId>,
+    ) -> Result<(), ModuleError> {
         let mut func = self.begin(id);
         let drain_ref = self.module.declare_func_in_func(drain, &mut func);
         let table_gv = self.module.declare_data_in_func(table, &mut func);
+        let rows_gv = move_rows.map(|d| self.module.declare_data_in_func(d, &mut func));
         let mem = self.mem;
         let layout = self.layout.clone();
         let ranges = self.role_ranges();
@@ -823,6 +871,7 @@ impl<'a, M: Module> Emitter<'a, M> {
             let inst = b.block_params(entry)[0];
             let moves = b.block_params(entry)[1];
             let table = b.ins().symbol_value(I64, table_gv);
+            let rows = rows_gv.map(|gv| b.ins().symbol_value(I64, gv));
             let bad = b.create_block();
             let sp_var = b.declare_var(I32);
             let sp0 = b.ins().load(I32, mem, inst, layout.sp as i32);
@@ -857,6 +906,9 @@ impl<'a, M: Module> Emitter<'a, M> {
                 b.ins().store(mem, none, inst, off);
                 let rel = b.ins().iadd_imm_s(m, -(lo as i64));
                 let ok = b.ins().icmp_imm_s(IntCC::UnsignedLessThan, rel, (hi - lo) as i64);
+                if let Some(rows) = rows.filter(|_| !self.moves.per_role[r].is_empty()) {
+                    self.set_move_ors(&mut b, inst, rows, r, m, ok, lo, sp_var);
+                }
                 b.ins().brif(ok, valid, &[], bad, &[]);
                 b.switch_to_block(valid);
                 b.ins().store(mem, m, inst, off);
@@ -885,6 +937,61 @@ impl<'a, M: Module> Emitter<'a, M> {
         }
         self.fctx = fctx;
         self.finish(id, func)
+    }
+
+    /// Sets role `r`'s move ORs to the row of move `m` (none when `ok` is
+    /// false: the move is refused and the role left without one): the ORs
+    /// whose bit differs from the role's current row, one at a time, as
+    /// leaves. Leaves the builder in a new block.
+    #[allow(clippy::too_many_arguments)]
+    fn set_move_ors(
+        &mut self,
+        b: &mut FunctionBuilder,
+        inst: Value,
+        rows: Value,
+        r: usize,
+        m: Value,
+        ok: Value,
+        lo: u32,
+        sp_var: Variable,
+    ) {
+        let mem = self.mem;
+        // A refused move may be out of the table: read the role's first row
+        // instead, and drop it.
+        let first = b.ins().iconst(I32, lo as i64);
+        let i = b.ins().select(ok, m, first);
+        let i = b.ins().uextend(I64, i);
+        let o = b.ins().ishl_imm_u(i, 3);
+        let a = b.ins().iadd(rows, o);
+        let row = b.ins().load(I64, mem, a, 0);
+        let none = b.ins().iconst(I64, 0);
+        let new = b.ins().select(ok, row, none);
+        let off = (self.layout.move_ors + 8 * r as u32) as i32;
+        let cur = b.ins().load(I64, mem, inst, off);
+        b.ins().store(mem, new, inst, off);
+        let diff = b.ins().bxor(cur, new);
+        let left = b.declare_var(I64);
+        b.def_var(left, diff);
+        let head = b.create_block();
+        let body = b.create_block();
+        let done = b.create_block();
+        b.ins().jump(head, &[]);
+        b.switch_to_block(head);
+        let d = b.use_var(left);
+        b.ins().brif(d, body, &[], done, &[]);
+        b.switch_to_block(body);
+        let d = b.use_var(left);
+        let j = b.ins().ctz(d);
+        let d1 = b.ins().iadd_imm_s(d, -1);
+        let rest = b.ins().band(d, d1);
+        b.def_var(left, rest);
+        let bit = b.ins().ushr(new, j);
+        let bit = b.ins().band_imm_s(bit, 1);
+        let v = b.ins().ireduce(I32, bit);
+        let j = b.ins().ireduce(I32, j);
+        let ors: Vec<(u32, u32)> = self.moves.per_role[r].iter().enumerate().map(|(j, &c)| (j as u32, c)).collect();
+        self.leaf_switch(b, inst, sp_var, &ors, j, &|_| v, head);
+        b.switch_to_block(done);
     }
 
     fn emit_terminal(&mut self, id: FuncId) -> Result<(), ModuleError> {

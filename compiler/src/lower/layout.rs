@@ -35,6 +35,8 @@ pub struct Layout {
     pub role_input: u32,
     /// `u32` per role: the moves chosen by the native playout.
     pub moves: u32,
+    /// `u64` per role: which of its move ORs are true (see `moves.rs`).
+    pub move_ors: u32,
     /// `u8` per cyclic component.
     pub pending: u32,
     /// A cycle's values while it is recomputed (i32 per member).
@@ -73,6 +75,7 @@ impl Layout {
         let counters = take(4 * n, 8);
         let role_input = take(4 * roles, 4);
         let moves = take(4 * roles, 4);
+        let move_ors = take(8 * roles, 8);
         let sp = take(4, 4);
         let pending = take(cycles, 1);
         let cycle_vals = take(4 * largest_cycle, 4);
@@ -98,6 +101,7 @@ impl Layout {
             scratch_bits,
             role_input,
             moves,
+            move_ors,
             pending,
             goal_values,
             sp,

@@ -25,6 +25,7 @@ mod emit;
 mod goals;
 pub mod lanes;
 pub mod layout;
+mod moves;
 mod parallel;
 mod top;
 
