@@ -220,23 +220,49 @@ impl Prepared {
 
     /// What to generate native code from: the network (or the split
     /// copies, when they gained at least [`NATIVE_SPLIT_GAIN`]), the goal
-    /// network, and the unsplit network for lanes.
+    /// network, and the unsplit network for lanes. When the pipeline left
+    /// a smaller eliminated network for native code
+    /// ([`propel_compiler::pipeline::NATIVE_ELIMINATED`]), that one,
+    /// unsplit (the split was measured on the interpreter's network).
     pub fn lower_machine(&self) -> propel_compiler::lower::Machine<'_> {
         let c = &self.compiled;
+        let lanes = Some(self.lane_net());
+        if let Some(n) = &c.native {
+            return propel_compiler::lower::Machine {
+                engines: vec![&n.net],
+                split: None,
+                goal_net: n.goal_net.as_ref(),
+                lanes,
+            };
+        }
         let worth = |s: &&Split| s.report.speed[1] >= NATIVE_SPLIT_GAIN * s.report.speed[0];
         let (engines, split) = match self.kept_split().filter(worth) {
             Some(s) => (vec![&s.off, &s.on], Some(s.base as u32)),
             None => (vec![&c.net], None),
         };
-        propel_compiler::lower::Machine { engines, split, goal_net: c.goal_net.as_ref(), lanes: Some(self.lane_net()) }
+        propel_compiler::lower::Machine { engines, split, goal_net: c.goal_net.as_ref(), lanes }
     }
 
-    /// The network the lanes evaluate: the playout network, factored down
-    /// to the bottom ([`Pass::LANES`]); the same bases and inputs.
+    /// The lanes' network: the native network, factored down to the
+    /// bottom ([`Pass::LANES`]); the same bases and inputs.
     pub fn lane_net(&self) -> &Propnet {
         self.lane_net.get_or_init(|| {
-            Pass::LANES.iter().fold(self.compiled.net.clone(), |n, &p| propel_compiler::propnet::passes::apply(n, p))
+            Pass::LANES.iter().fold(self.native_net().clone(), |n, &p| propel_compiler::propnet::passes::apply(n, p))
         })
+    }
+
+    /// The (unsplit) network native code is generated from: the playout
+    /// network, or the smaller one the pipeline left for native code.
+    pub fn native_net(&self) -> &Propnet {
+        self.compiled.native.as_ref().map_or(&self.compiled.net, |n| &n.net)
+    }
+
+    /// The goal network that goes with [`Prepared::native_net`].
+    pub fn native_goal_net(&self) -> Option<&Propnet> {
+        match &self.compiled.native {
+            Some(n) => n.goal_net.as_ref(),
+            None => self.compiled.goal_net.as_ref(),
+        }
     }
 
     /// Native code generated in memory for the same network.
@@ -244,13 +270,12 @@ impl Prepared {
         &self,
         name: &str,
     ) -> Result<(crate::native::NativeMachine, propel_compiler::lower::CodeStats), JitError> {
-        let c = &self.compiled;
         let machine = self.lower_machine();
         let code = propel_compiler::lower::jit(&machine, name)?;
         let stats = code.stats.clone();
         let fns = code.fns;
         let layout = code.layout.clone();
-        let native = Arc::new(native_code(&c.net, fns, layout, Box::new(code)));
+        let native = Arc::new(native_code(self.native_net(), fns, layout, Box::new(code)));
         crate::native::NativeCode::measure_lanes(&native);
         Ok((crate::native::NativeMachine::new(native), stats))
     }

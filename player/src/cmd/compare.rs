@@ -157,7 +157,7 @@ fn native_disagreement(
     if let Some(d) = disagreement(reference, m, a, name)? {
         return Ok(Some(d));
     }
-    Ok(lanes_disagreement(m, prepared.lane_net(), prepared.goal_net())?.map(|d| format!("{name} {d}")))
+    Ok(lanes_disagreement(m, prepared.lane_net(), prepared.native_goal_net())?.map(|d| format!("{name} {d}")))
 }
 
 /// The prover's perft and traces, against which every machine is compared.

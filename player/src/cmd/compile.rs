@@ -36,7 +36,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     println!(
         "{}: {} components{}, {} functions, {} counter updates, {} bytes of object code, {:.2} s; header {}",
         a.output.display(),
-        prepared.net().len(),
+        prepared.native_net().len(),
         if prepared.lower_machine().split.is_some() { " (split)" } else { "" },
         stats.functions,
         stats.updates,
@@ -75,7 +75,7 @@ pub fn write_library(
     if !out.status.success() {
         bail!("linking {} failed:\n{}", output.display(), String::from_utf8_lossy(&out.stderr));
     }
-    std::fs::write(header, c_header(source, &layout, prepared.net()))
+    std::fs::write(header, c_header(source, &layout, prepared.native_net()))
         .with_context(|| format!("writing {}", header.display()))?;
     Ok(stats)
 }
