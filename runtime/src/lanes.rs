@@ -48,6 +48,9 @@ pub struct Lanes {
     pick: [u32; LANES],
     playout: [u32; LANES],
     length: [u32; LANES],
+    /// Whether the plan's legal words lie in one run in input order (as
+    /// generated code puts them), so that a role's are scanned as a slice.
+    dense_legal: bool,
 }
 
 impl Lanes {
@@ -65,6 +68,7 @@ impl Lanes {
             pick: [0; LANES],
             playout: [0; LANES],
             length: [0; LANES],
+            dense_legal: plan.legal.windows(2).all(|p| p[1] == p[0] + 1),
         }
     }
 
@@ -195,17 +199,39 @@ impl Lanes {
         live: u64,
         rng: &mut Rng,
     ) -> Result<(), LaneError> {
-        let Lanes { words, legal, count, pick, played, .. } = self;
+        let Lanes { words, legal, count, pick, played, dense_legal, .. } = self;
         legal.clear();
         *count = [0; LANES];
-        for j in inputs {
-            let w = words[plan.legal[j] as usize] & live;
-            if w != 0 {
-                legal.push((j as u32, w));
-                let mut b = w;
-                while b != 0 {
-                    count[b.trailing_zeros() as usize] += 1;
-                    b &= b - 1;
+        let mut take = |j: usize, w: u64| {
+            legal.push((j as u32, w));
+            let mut b = w;
+            while b != 0 {
+                count[b.trailing_zeros() as usize] += 1;
+                b &= b - 1;
+            }
+        };
+        let run = plan.legal.get(inputs.start).filter(|_| *dense_legal);
+        match run.and_then(|&at| words.get(at as usize..at as usize + inputs.len())) {
+            // Generated code copies the legal words into one run: scan it
+            // eight words at a time, visiting only the words some live lane
+            // may play (most of a role's inputs are illegal in every lane).
+            Some(run) => {
+                for (k, block) in run.chunks(8).enumerate() {
+                    let mut nonzero =
+                        block.iter().enumerate().fold(0u32, |m, (i, &w)| m | ((w & live != 0) as u32) << i);
+                    while nonzero != 0 {
+                        let i = nonzero.trailing_zeros() as usize;
+                        nonzero &= nonzero - 1;
+                        take(inputs.start + 8 * k + i, block[i] & live);
+                    }
+                }
+            }
+            None => {
+                for j in inputs.clone() {
+                    let w = words[plan.legal[j] as usize] & live;
+                    if w != 0 {
+                        take(j, w);
+                    }
                 }
             }
         }
@@ -219,10 +245,10 @@ impl Lanes {
             pick[l] = rng.below(count[l] as usize) as u32;
         }
         // pick[l] counts down over the lane's legal inputs; the input met
-        // when it is 0 is the one played (after that it wraps and stays
-        // far above the number of inputs left).
+        // when it is 0 is the one played, and the lane stops counting.
+        let mut waiting = live;
         for &(j, w) in legal.iter() {
-            let mut b = w;
+            let mut b = w & waiting;
             let mut chosen = 0u64;
             while b != 0 {
                 let l = b.trailing_zeros() as usize;
@@ -234,6 +260,10 @@ impl Lanes {
                 let at = plan.input[j as usize];
                 words[at as usize] = chosen;
                 played.push(at);
+                waiting &= !chosen;
+                if waiting == 0 {
+                    break;
+                }
             }
         }
         Ok(())
@@ -360,5 +390,46 @@ mod tests {
         assert_eq!(err, Err(LaneError::TooLong(0)));
         let err = lanes.run(&plan, &mut Toy, &[(0, 0)], |_| &start[..], n, 9, 10, &mut goals, &mut lengths);
         assert_eq!(err, Err(LaneError::NoLegalMove));
+    }
+
+    /// The scan of a dense run of legal words (as generated code lays
+    /// them out) chooses exactly what the word-by-word scan does.
+    #[test]
+    fn dense_and_scattered_legal_words_choose_alike() {
+        let n = 37;
+        // Inputs at words 0..n, legal words at n..2n (dense) or reversed.
+        let dense = LanePlan {
+            words: 2 * n as u32,
+            terminal: 0,
+            ones: vec![],
+            base: vec![],
+            next: vec![],
+            input: (0..n as u32).collect(),
+            legal: (n as u32..2 * n as u32).collect(),
+            goals: vec![],
+            goal_net: false,
+        };
+        let scattered = LanePlan { legal: (n as u32..2 * n as u32).rev().collect(), ..dense.clone() };
+        let mut rng = Rng::new(3);
+        for round in 0..50 {
+            let legal: Vec<u64> = (0..n).map(|_| if rng.below(3) == 0 { 0 } else { rng.next_u64() }).collect();
+            let live = rng.next_u64() | 1;
+            let mut chosen = Vec::new();
+            for plan in [&dense, &scattered] {
+                let mut lanes = Lanes::new(plan);
+                assert_eq!(lanes.dense_legal, std::ptr::eq(plan, &dense));
+                for (j, &w) in legal.iter().enumerate() {
+                    lanes.words[plan.legal[j] as usize] = w | 1;
+                }
+                let mut r = Rng::new(round);
+                lanes.choose(plan, 0..n, live, &mut r).unwrap();
+                chosen.push((lanes.words[..n].to_vec(), r.next_u64()));
+            }
+            assert_eq!(chosen[0], chosen[1], "round {round}");
+            // Every live lane plays exactly one input.
+            let all = chosen[0].0.iter().fold(0, |a, w| a | w);
+            assert_eq!(all, live);
+            assert_eq!(chosen[0].0.iter().map(|w| w.count_ones()).sum::<u32>(), live.count_ones());
+        }
     }
 }
