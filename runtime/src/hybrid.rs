@@ -3,7 +3,7 @@
 //!
 //! On large games the interpreter steps a single state faster than the
 //! generated differential code (whose megabytes of straight-line updates
-//! miss the instruction cache), while the lane code plays 64 games at once
+//! miss the instruction cache), while the lane code plays 128 games at once
 //! many times faster than either: reversi's lanes ran 171k playouts/s
 //! against the interpreter's 2.8k. Both machines come from one compiled
 //! network, so they number bases and inputs alike and share states.
@@ -15,7 +15,7 @@ use crate::rng::Rng;
 use crate::simulate::Simulator;
 
 /// Rollouts per request: every lane of one batch.
-pub const LANE_BATCH: u32 = 64;
+pub const LANE_BATCH: u32 = crate::lanes::LANES as u32;
 
 #[derive(Clone)]
 pub struct Hybrid {

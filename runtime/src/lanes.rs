@@ -1,5 +1,5 @@
 //! Many random playouts at once on bit-parallel native code (see
-//! [`propel_compiler::lower::lanes`]): 64 lanes, one bit per playout in
+//! [`propel_compiler::lower::lanes`]): 128 lanes, one bit per playout in
 //! each word. The generated code evaluates the network for all lanes; this
 //! driver picks each lane's moves, ends the lanes whose game is over
 //! (reading their goals) and refills them with the next playout.
@@ -12,17 +12,24 @@ use crate::rng::Rng;
 use propel_compiler::lower::lanes::LanePlan;
 use propel_compiler::propnet::{Evaluator, Propnet};
 
-pub const LANES: usize = 64;
+pub use propel_compiler::lower::lanes::LANES;
+
+/// One component's word: bit `l` is lane `l` (the generated code reads it
+/// as two `u64`s, lanes 0-63 first, which is how a little-endian `u128`
+/// lies in memory).
+pub type Word = u128;
+
+const _: () = assert!(Word::BITS as usize == LANES && cfg!(target_endian = "little"));
 
 /// What evaluates the network for all lanes: generated code, or a
 /// reference evaluator in tests.
 pub trait LaneEval {
     /// Every gate the terminal, legal and goal outputs read, from the bases.
-    fn state(&mut self, words: &mut [u64]);
+    fn state(&mut self, words: &mut [Word]);
     /// The gates of the next-state outputs, from the bases and inputs.
-    fn next(&mut self, words: &mut [u64]);
+    fn next(&mut self, words: &mut [Word]);
     /// The goal network (only called when the plan has one).
-    fn goals(&mut self, words: &mut [u64]);
+    fn goals(&mut self, words: &mut [Word]);
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -36,12 +43,12 @@ pub enum LaneError {
 /// Per-thread memory of the lane driver.
 #[derive(Clone, Debug)]
 pub struct Lanes {
-    words: Vec<u64>,
+    words: Vec<Word>,
     /// The next state's words, gathered before they are written (a next
     /// output may itself be a base).
-    next: Vec<u64>,
+    next: Vec<Word>,
     /// This role's inputs legal in some lane: (input, lanes).
-    legal: Vec<(u32, u64)>,
+    legal: Vec<(u32, Word)>,
     /// The input words set this step (cleared before the next).
     played: Vec<u32>,
     count: [u32; LANES],
@@ -55,7 +62,7 @@ pub struct Lanes {
 
 impl Lanes {
     pub fn new(plan: &LanePlan) -> Lanes {
-        let mut words = vec![0u64; plan.words as usize];
+        let mut words: Vec<Word> = vec![0; plan.words as usize];
         for &w in &plan.ones {
             words[w as usize] = !0;
         }
@@ -74,7 +81,7 @@ impl Lanes {
 
     /// Puts state `bits` (one bit per base) into lane `l`.
     fn load(&mut self, plan: &LanePlan, l: usize, bits: &[u64]) {
-        let m = 1u64 << l;
+        let m: Word = 1 << l;
         for (i, &w) in plan.base.iter().enumerate() {
             let on = bits.get(i / 64).is_some_and(|b| b >> (i % 64) & 1 == 1);
             let x = &mut self.words[w as usize];
@@ -102,7 +109,7 @@ impl Lanes {
         let roles = role_range.len();
         assert!(goals.len() >= count * roles && lengths.len() >= count, "output buffers too small");
         let mut rng = Rng::new(seed);
-        let mut active = 0u64;
+        let mut active: Word = 0;
         let mut next_playout = 0usize;
         loop {
             let mut free = !active;
@@ -162,7 +169,7 @@ impl Lanes {
         &mut self,
         plan: &LanePlan,
         eval: &mut impl LaneEval,
-        ended: u64,
+        ended: Word,
         roles: usize,
         goals: &mut [i32],
         lengths: &mut [u32],
@@ -196,13 +203,13 @@ impl Lanes {
         &mut self,
         plan: &LanePlan,
         inputs: std::ops::Range<usize>,
-        live: u64,
+        live: Word,
         rng: &mut Rng,
     ) -> Result<(), LaneError> {
         let Lanes { words, legal, count, pick, played, dense_legal, .. } = self;
         legal.clear();
         *count = [0; LANES];
-        let mut take = |j: usize, w: u64| {
+        let mut take = |j: usize, w: Word| {
             legal.push((j as u32, w));
             let mut b = w;
             while b != 0 {
@@ -249,11 +256,11 @@ impl Lanes {
         let mut waiting = live;
         for &(j, w) in legal.iter() {
             let mut b = w & waiting;
-            let mut chosen = 0u64;
+            let mut chosen: Word = 0;
             while b != 0 {
                 let l = b.trailing_zeros() as usize;
                 b &= b - 1;
-                chosen |= ((pick[l] == 0) as u64) << l;
+                chosen |= ((pick[l] == 0) as Word) << l;
                 pick[l] = pick[l].wrapping_sub(1);
             }
             if chosen != 0 {
@@ -290,23 +297,23 @@ impl<'a> Reference<'a> {
     }
 }
 
-fn bit(words: &[u64], w: u32, l: usize) -> bool {
+fn bit(words: &[Word], w: u32, l: usize) -> bool {
     words[w as usize] >> l & 1 == 1
 }
 
-fn put(words: &mut [u64], w: u32, l: usize, v: bool) {
-    let m = 1u64 << l;
+fn put(words: &mut [Word], w: u32, l: usize, v: bool) {
+    let m: Word = 1 << l;
     words[w as usize] = if v { words[w as usize] | m } else { words[w as usize] & !m };
 }
 
 impl Reference<'_> {
-    fn bases(&self, words: &[u64], l: usize) -> Vec<bool> {
+    fn bases(&self, words: &[Word], l: usize) -> Vec<bool> {
         self.plan.base.iter().map(|&w| bit(words, w, l)).collect()
     }
 }
 
 impl LaneEval for Reference<'_> {
-    fn state(&mut self, words: &mut [u64]) {
+    fn state(&mut self, words: &mut [Word]) {
         for l in 0..LANES {
             let bases = self.bases(words, l);
             self.order.eval(self.net, &bases, &vec![false; self.net.inputs.len()], &mut self.val);
@@ -323,7 +330,7 @@ impl LaneEval for Reference<'_> {
         }
     }
 
-    fn next(&mut self, words: &mut [u64]) {
+    fn next(&mut self, words: &mut [Word]) {
         for l in 0..LANES {
             let inputs: Vec<bool> = self.plan.input.iter().map(|&w| bit(words, w, l)).collect();
             let bases = self.bases(words, l);
@@ -336,7 +343,7 @@ impl LaneEval for Reference<'_> {
         }
     }
 
-    fn goals(&mut self, words: &mut [u64]) {
+    fn goals(&mut self, words: &mut [Word]) {
         let (Some(g), Some(order)) = (self.goal_net, &self.goal_order) else { return };
         for l in 0..LANES {
             let bases = self.bases(words, l);
@@ -357,13 +364,13 @@ mod tests {
     /// holds; one role with two always-legal inputs.
     struct Toy;
     impl LaneEval for Toy {
-        fn state(&mut self, w: &mut [u64]) {
+        fn state(&mut self, w: &mut [Word]) {
             w[1] = w[0]; // terminal = base
         }
-        fn next(&mut self, w: &mut [u64]) {
+        fn next(&mut self, w: &mut [Word]) {
             w[4] = !w[0]; // next = not base
         }
-        fn goals(&mut self, _: &mut [u64]) {}
+        fn goals(&mut self, _: &mut [Word]) {}
     }
 
     #[test]
@@ -412,8 +419,9 @@ mod tests {
         let scattered = LanePlan { legal: (n as u32..2 * n as u32).rev().collect(), ..dense.clone() };
         let mut rng = Rng::new(3);
         for round in 0..50 {
-            let legal: Vec<u64> = (0..n).map(|_| if rng.below(3) == 0 { 0 } else { rng.next_u64() }).collect();
-            let live = rng.next_u64() | 1;
+            let mut word = |rng: &mut Rng| (rng.next_u64() as Word) << 64 | rng.next_u64() as Word;
+            let legal: Vec<Word> = (0..n).map(|_| if rng.below(3) == 0 { 0 } else { word(&mut rng) }).collect();
+            let live = word(&mut rng) | 1;
             let mut chosen = Vec::new();
             for plan in [&dense, &scattered] {
                 let mut lanes = Lanes::new(plan);

@@ -4,7 +4,7 @@
 //! [`propel_compiler::lower::Layout`]) and reads the legal-move and
 //! next-state bitsets there directly.
 
-use crate::lanes::{LaneEval, Lanes};
+use crate::lanes::{LaneEval, Lanes, Word, LANES};
 use crate::machine::{MachineError, StateMachine};
 use crate::propnet::NetState;
 use propel_compiler::lower::lanes::LanePlan;
@@ -82,10 +82,10 @@ impl NativeCode {
             let t = std::time::Instant::now();
             let (mut g, mut l) = (Vec::new(), Vec::new());
             let mut n = 0;
-            while n < 64 && (n == 0 || t.elapsed().as_secs_f64() < budget) {
+            while n < LANES && (n == 0 || t.elapsed().as_secs_f64() < budget) {
                 if lanes {
-                    m.lane_playouts(&initial, 64, 1 + n as u64, 20_000, &mut g, &mut l).ok()?;
-                    n += 64;
+                    m.lane_playouts(&initial, LANES, 1 + n as u64, 20_000, &mut g, &mut l).ok()?;
+                    n += LANES;
                 } else {
                     m.native_playout(&initial, 1 + n as u64, 20_000, &mut g).ok()?;
                     n += 1;
@@ -96,7 +96,7 @@ impl NativeCode {
         // Lanes twice: the first batch pays for cold memory.
         let _ = per_playout(true, 0.0);
         let lanes = per_playout(true, 0.0);
-        let single = per_playout(false, lanes.map_or(0.2, |t| 64.0 * t));
+        let single = per_playout(false, lanes.map_or(0.2, |t| LANES as f64 * t));
         let prefer = match (lanes, single) {
             (Some(l), Some(s)) => l < s,
             (l, _) => l.is_some(),
@@ -149,16 +149,18 @@ struct NativeLanes<'a> {
 
 // SAFETY (all three): `words` is the lane memory made by `Lanes::new` from
 // the plan decoded out of this same code, so it has `plan.words` words,
-// every word the generated functions read or write.
+// every word the generated functions read or write; a `u128` slice is
+// 16-byte aligned, as the code's vector loads and stores expect, and lies
+// as the two `u64`s per word the code reads.
 impl LaneEval for NativeLanes<'_> {
-    fn state(&mut self, words: &mut [u64]) {
-        unsafe { (self.fns.lanes_state)(words.as_mut_ptr()) }
+    fn state(&mut self, words: &mut [Word]) {
+        unsafe { (self.fns.lanes_state)(words.as_mut_ptr().cast()) }
     }
-    fn next(&mut self, words: &mut [u64]) {
-        unsafe { (self.fns.lanes_next)(words.as_mut_ptr()) }
+    fn next(&mut self, words: &mut [Word]) {
+        unsafe { (self.fns.lanes_next)(words.as_mut_ptr().cast()) }
     }
-    fn goals(&mut self, words: &mut [u64]) {
-        unsafe { (self.fns.lanes_goals)(words.as_mut_ptr()) }
+    fn goals(&mut self, words: &mut [Word]) {
+        unsafe { (self.fns.lanes_goals)(words.as_mut_ptr().cast()) }
     }
 }
 

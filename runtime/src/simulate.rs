@@ -138,8 +138,8 @@ impl Simulator for NativeMachine {
 
     /// Batches of [`MIN_LANE_BATCH`] or more run bit-parallel when the
     /// code has lanes and they measured faster (one at a time otherwise);
-    /// a lane batch runs whole, whatever `stop` says (search asks for 64
-    /// playouts at most).
+    /// a lane batch runs whole, whatever `stop` says (search asks for
+    /// [`crate::hybrid::LANE_BATCH`] playouts at most).
     fn rollouts(
         &mut self,
         s: &NetState,
@@ -171,7 +171,7 @@ impl Simulator for NativeMachine {
 }
 
 /// The smallest rollout request run on lanes: a lane step costs the same
-/// for 1 game as for 64.
+/// for 1 game as for 128.
 pub const MIN_LANE_BATCH: u32 = 16;
 
 impl Simulator for Prover {

@@ -1,8 +1,9 @@
-//! Bit-parallel playout code: 64 playouts at once, one bit per playout
-//! ("lane") in each `u64` word, one word per component. The network is
-//! evaluated from scratch each step as straight-line AND/OR/NOT code over
-//! those words, with no counters, no work stack and no branches, so each
-//! instruction advances 64 games.
+//! Bit-parallel playout code: 128 playouts at once, one bit per playout
+//! ("lane") in each 16-byte word (two `u64`s, lanes 0-63 in the first),
+//! one word per component. The network is evaluated from scratch each step
+//! as straight-line AND/OR/NOT code over those words, in SSE registers,
+//! with no counters, no work stack and no branches, so each instruction
+//! advances 128 games.
 //!
 //! A step has two phases. The *state* phase computes every gate that the
 //! terminal, legal and (without a goal network) goal outputs read; those
@@ -14,14 +15,15 @@
 //!
 //! The runtime drives the steps (choosing moves, refilling lanes whose game
 //! ended, reading goals) from a [`LanePlan`]: where each base, input, legal,
-//! goal and terminal word lies. Exports, each `void f(uint64_t *words)`:
+//! goal and terminal word lies. Exports, each `void f(uint64_t *words)`
+//! (16-byte aligned, two `u64`s per word):
 //! `propel_lanes_state`, `propel_lanes_next`, `propel_lanes_goals`; and
 //! `const uint32_t *propel_lanes_plan(void)` returns the plan (first word:
 //! the number of words that follow; none when the network cannot be run
 //! this way).
 
 use crate::propnet::{Kind, Propnet};
-use cranelift_codegen::ir::types::I64;
+use cranelift_codegen::ir::types::{I64, I64X2};
 use cranelift_codegen::ir::{AbiParam, Function, InstBuilder, MemFlagsData, UserFuncName, Value};
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -33,6 +35,22 @@ const CHUNK_EDGES: usize = 4096;
 
 /// Marks an encoded plan (and its version).
 const PLAN_MAGIC: u32 = 0x4c41_4e01;
+
+/// Playouts per word, and the word's bytes and Cranelift type.
+pub const LANES: usize = 128;
+const WORD_BYTES: i32 = 16;
+const WORD: cranelift_codegen::ir::Type = I64X2;
+
+/// The byte offset of word `w`.
+fn at(w: u32) -> i32 {
+    WORD_BYTES * w as i32
+}
+
+/// A word with every lane `on` (all ones) or off.
+fn splat(b: &mut FunctionBuilder, on: bool) -> Value {
+    let x = b.ins().iconst(I64, if on { -1 } else { 0 });
+    b.ins().splat(WORD, x)
+}
 
 /// Where the runtime finds each output in the lane words.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -354,7 +372,7 @@ impl<M: Module> LaneEmitter<'_, M> {
                         emit_cycle(b, net, word, words, g);
                     } else {
                         let v = gate(b, net, word, words, g[0]);
-                        b.ins().store(MemFlagsData::trusted(), v, words, 8 * word(g[0]) as i32);
+                        b.ins().store(MemFlagsData::trusted(), v, words, at(word(g[0])));
                     }
                 }
                 b.ins().return_(&[]);
@@ -370,8 +388,8 @@ impl<M: Module> LaneEmitter<'_, M> {
             self.build(id, func, |b, words| {
                 let mem = MemFlagsData::trusted();
                 for &(from, to) in run {
-                    let v = b.ins().load(I64, mem, words, 8 * from as i32);
-                    b.ins().store(mem, v, words, 8 * to as i32);
+                    let v = b.ins().load(WORD, mem, words, at(from));
+                    b.ins().store(mem, v, words, at(to));
                 }
                 b.ins().return_(&[]);
             })?;
@@ -397,7 +415,7 @@ fn gate(b: &mut FunctionBuilder, net: &Propnet, word: &dyn Fn(u32) -> u32, words
     let conj = matches!(kind, Kind::And | Kind::Nand);
     let mut acc: Option<Value> = None;
     for &i in net.inputs_of(c) {
-        let v = b.ins().load(I64, mem, words, 8 * word(i) as i32);
+        let v = b.ins().load(WORD, mem, words, at(word(i)));
         acc = Some(match acc {
             None => v,
             Some(a) if conj => b.ins().band(a, v),
@@ -407,7 +425,7 @@ fn gate(b: &mut FunctionBuilder, net: &Propnet, word: &dyn Fn(u32) -> u32, words
     // With no inputs, AND holds and OR does not.
     let acc = match acc {
         Some(a) => a,
-        None => b.ins().iconst(I64, if conj { -1 } else { 0 }),
+        None => splat(b, conj),
     };
     match kind {
         Kind::Not | Kind::Nand | Kind::Nor => b.ins().bnot(acc),
@@ -419,23 +437,24 @@ fn gate(b: &mut FunctionBuilder, net: &Propnet, word: &dyn Fn(u32) -> u32, words
 /// point (the gates are monotone, so every lane rises and then stops).
 fn emit_cycle(b: &mut FunctionBuilder, net: &Propnet, word: &dyn Fn(u32) -> u32, words: Value, g: &[u32]) {
     let mem = MemFlagsData::trusted();
-    let zero = b.ins().iconst(I64, 0);
+    let zero = splat(b, false);
     for &c in g {
-        b.ins().store(mem, zero, words, 8 * word(c) as i32);
+        b.ins().store(mem, zero, words, at(word(c)));
     }
     let head = b.create_block();
     let done = b.create_block();
     b.ins().jump(head, &[]);
     b.switch_to_block(head);
-    let mut changed = b.ins().iconst(I64, 0);
+    let mut changed = splat(b, false);
     for &c in g {
         let v = gate(b, net, word, words, c);
-        let old = b.ins().load(I64, mem, words, 8 * word(c) as i32);
+        let old = b.ins().load(WORD, mem, words, at(word(c)));
         let d = b.ins().bxor(v, old);
         changed = b.ins().bor(changed, d);
-        b.ins().store(mem, v, words, 8 * word(c) as i32);
+        b.ins().store(mem, v, words, at(word(c)));
     }
-    b.ins().brif(changed, head, &[], done, &[]);
+    let any = b.ins().vany_true(changed);
+    b.ins().brif(any, head, &[], done, &[]);
     b.switch_to_block(done);
 }
 

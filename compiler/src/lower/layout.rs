@@ -7,7 +7,7 @@ use crate::propnet::{Kind, Propnet};
 
 /// Version of the generated interface and layout; a library built with
 /// another version is refused.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {

@@ -463,8 +463,9 @@ void propel_goals(void *inst, int role, uint64_t out[2]);
  * role's goal (-1 if undefined) to goals and returns its length; -1 if a
  * role has no legal move, -2 after max_steps steps. */
 int propel_playout(void *inst, uint64_t seed, int32_t *goals, int max_steps);
-/* Bit-parallel playouts (64 at once, one bit per playout in each word of
- * a uint64_t array): the state phase, the next-state phase and the goal
+/* Bit-parallel playouts (128 at once, one bit per playout in each word of
+ * 16 bytes, two uint64_t with lanes 0-63 first, the array 16-byte
+ * aligned): the state phase, the next-state phase and the goal
  * network; propel_lanes_plan() says where each output lies (see the
  * Propel documentation, docs/native.md). */
 void propel_lanes_state(uint64_t *words);

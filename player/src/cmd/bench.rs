@@ -7,6 +7,7 @@
 
 use crate::machines::{load_game, MachineArgs, MachineKind};
 use anyhow::{Context, Result};
+use propel_runtime::lanes::LANES;
 use propel_runtime::playout::playout;
 use propel_runtime::playout::PlayoutStats;
 use propel_runtime::{NativeMachine, Prover, Rng, StateMachine};
@@ -104,13 +105,13 @@ fn standard<M: StateMachine>(m: &mut M, rng: &mut Rng, stats: &mut PlayoutStats)
     Ok(())
 }
 
-/// A batch of 64 native playouts (bit-parallel when the code has lanes
-/// and they measured faster).
+/// A batch of [`LANES`] native playouts (bit-parallel when the code has
+/// lanes and they measured faster).
 fn native(m: &mut NativeMachine, rng: &mut Rng, stats: &mut PlayoutStats) -> Result<()> {
     let s0 = m.initial_state()?;
     let (mut goals, mut lengths) = (Vec::new(), Vec::new());
     let max = propel_runtime::playout::MAX_PLAYOUT_STEPS as u32;
-    m.playouts(&s0, 64, rng.next_u64(), max, &mut goals, &mut lengths)?;
+    m.playouts(&s0, LANES, rng.next_u64(), max, &mut goals, &mut lengths)?;
     stats.playouts += lengths.len() as u64;
     stats.states += lengths.iter().map(|&n| n as u64).sum::<u64>();
     Ok(())
