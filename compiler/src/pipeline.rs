@@ -76,6 +76,8 @@ pub const ELIMINATE_SHARE: f64 = 0.5;
 /// eliminated helpers, over functional state like a car's position, flip
 /// together at every move), so a small gain keeps the network as written.
 /// The choice depends on the rules alone, so every build of a game agrees.
+/// An eliminated network not kept may still be left for native code
+/// ([`Compiled::native`], [`NATIVE_ELIMINATED`]).
 pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass]) -> Result<Compiled, CompileError> {
     let start = Instant::now();
     let eliminate = passes.contains(&passes::Pass::Eliminate);
