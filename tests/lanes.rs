@@ -1,4 +1,4 @@
-//! Bit-parallel playouts (64 games per word, generated code) against a
+//! Bit-parallel playouts (128 games per word, generated code) against a
 //! reference: the same driver over a lane evaluator that runs the
 //! propnet's from-scratch evaluation lane by lane must give exactly the
 //! same games, seed by seed; and the lane playouts must agree in

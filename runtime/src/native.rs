@@ -286,7 +286,7 @@ impl NativeMachine {
         Ok(())
     }
 
-    /// [`Self::playouts`] 64 at a time in the bit-parallel lane code (an
+    /// [`Self::playouts`] [`LANES`] at a time in the bit-parallel lane code (an
     /// error when the code has none).
     pub fn lane_playouts(
         &mut self,
