@@ -225,22 +225,18 @@ impl Prepared {
     /// ([`propel_compiler::pipeline::NATIVE_ELIMINATED`]), that one,
     /// unsplit (the split was measured on the interpreter's network).
     pub fn lower_machine(&self) -> propel_compiler::lower::Machine<'_> {
-        let c = &self.compiled;
-        let lanes = Some(self.lane_net());
-        if let Some(n) = &c.native {
-            return propel_compiler::lower::Machine {
-                engines: vec![&n.net],
-                split: None,
-                goal_net: n.goal_net.as_ref(),
-                lanes,
-            };
-        }
         let worth = |s: &&Split| s.report.speed[1] >= NATIVE_SPLIT_GAIN * s.report.speed[0];
-        let (engines, split) = match self.kept_split().filter(worth) {
+        let split = self.kept_split().filter(worth).filter(|_| self.compiled.native.is_none());
+        let (engines, split) = match split {
             Some(s) => (vec![&s.off, &s.on], Some(s.base as u32)),
-            None => (vec![&c.net], None),
+            None => (vec![self.native_net()], None),
         };
-        propel_compiler::lower::Machine { engines, split, goal_net: c.goal_net.as_ref(), lanes }
+        propel_compiler::lower::Machine {
+            engines,
+            split,
+            goal_net: self.native_goal_net(),
+            lanes: Some(self.lane_net()),
+        }
     }
 
     /// The lanes' network: the native network, factored down to the

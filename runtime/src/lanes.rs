@@ -234,7 +234,7 @@ impl Lanes {
                 }
             }
             None => {
-                for j in inputs.clone() {
+                for j in inputs {
                     let w = words[plan.legal[j] as usize] & live;
                     if w != 0 {
                         take(j, w);

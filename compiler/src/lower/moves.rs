@@ -47,10 +47,7 @@ impl MoveOrs {
 /// Finds the move ORs worth a table and takes their input edges out of
 /// `fanout`.
 pub(crate) fn take(net: &Propnet, fanout: &mut [Vec<u32>]) -> MoveOrs {
-    take_with(net, fanout, min_edges())
-}
-
-fn take_with(net: &Propnet, fanout: &mut [Vec<u32>], min_edges: usize) -> MoveOrs {
+    let min_edges = min_edges();
     let roles = net.roles.len();
     let mut out = MoveOrs { per_role: vec![Vec::new(); roles], rows: vec![0; net.inputs.len()], edges: 0 };
     // (reads, component) of each role's move ORs.

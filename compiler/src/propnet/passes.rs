@@ -45,8 +45,9 @@ pub enum Pass {
     /// ([`crate::project`], step 3): a network of at least
     /// [`crate::pipeline::ELIMINATE_EDGES`] edges (or a game over the
     /// grounding budget) is built again from the rewritten rules, and that
-    /// network kept when it has at most a quarter of the edges. Decided by
-    /// the pipeline; a no-op here.
+    /// network kept when it has at most a quarter of the edges (native
+    /// code takes it at [`crate::pipeline::NATIVE_ELIMINATED`] when bases
+    /// and inputs coincide). Decided by the pipeline; a no-op here.
     Eliminate,
     /// Two copies of the network, each specialised on the value of the
     /// base proposition that changes most often (typically whose turn it
