@@ -40,6 +40,18 @@ pub enum LaneError {
     TooLong(u32),
 }
 
+/// Where a streaming lane run ([`Lanes::stream`]) gets the start states
+/// of its playouts and delivers their results. Playouts are numbered from
+/// 0 in the order their start states were handed out.
+pub trait LaneSource {
+    /// The next playout's start state (one bit per base), or `None` when
+    /// no playout should start now (the run ends once every lane is idle).
+    fn next_start(&mut self) -> Option<&[u64]>;
+    /// Playout `playout` ended after `length` steps with these goals (per
+    /// role: the largest value given, -1 if none).
+    fn finished(&mut self, playout: usize, goals: &[i32], length: u32);
+}
+
 /// Per-thread memory of the lane driver.
 #[derive(Clone, Debug)]
 pub struct Lanes {
@@ -49,12 +61,18 @@ pub struct Lanes {
     next: Vec<Word>,
     /// This role's inputs legal in some lane: (input, lanes).
     legal: Vec<(u32, Word)>,
+    /// Those rows transposed, 64 rows at a time: `t[b][l % 64][l / 64]`
+    /// has bit `i` set when row `64 b + i` is legal in lane `l`.
+    t: Vec<[[u64; 2]; 64]>,
+    /// Each row's input word.
+    at: Vec<u32>,
     /// The input words set this step (cleared before the next).
     played: Vec<u32>,
-    count: [u32; LANES],
-    pick: [u32; LANES],
+    /// Each lane's playout, and the step it started at.
     playout: [u32; LANES],
-    length: [u32; LANES],
+    started: [u32; LANES],
+    /// Goals of one ended lane, per role.
+    goals: Vec<i32>,
     /// Whether the plan's legal words lie in one run in input order (as
     /// generated code puts them), so that a role's are scanned as a slice.
     dense_legal: bool,
@@ -70,22 +88,26 @@ impl Lanes {
             words,
             next: vec![0; plan.base.len()],
             legal: Vec::new(),
+            t: Vec::new(),
+            at: Vec::new(),
             played: Vec::new(),
-            count: [0; LANES],
-            pick: [0; LANES],
             playout: [0; LANES],
-            length: [0; LANES],
+            started: [0; LANES],
+            goals: Vec::new(),
             dense_legal: plan.legal.windows(2).all(|p| p[1] == p[0] + 1),
         }
     }
 
     /// Puts state `bits` (one bit per base) into lane `l`.
     fn load(&mut self, plan: &LanePlan, l: usize, bits: &[u64]) {
-        let m: Word = 1 << l;
-        for (i, &w) in plan.base.iter().enumerate() {
-            let on = bits.get(i / 64).is_some_and(|b| b >> (i % 64) & 1 == 1);
-            let x = &mut self.words[w as usize];
-            *x = if on { *x | m } else { *x & !m };
+        // The lane's half of each word, as u64s (little end first).
+        let (h, m) = (l / 64, 1u64 << (l % 64));
+        let halves: &mut [u64] = bytemuck::cast_slice_mut(&mut self.words[..]);
+        for (ws, &b) in plan.base.chunks(64).zip(bits.iter().chain(std::iter::repeat(&0))) {
+            for (i, &w) in ws.iter().enumerate() {
+                let x = &mut halves[2 * w as usize + h];
+                *x = (*x & !m) | (0u64.wrapping_sub(b >> i & 1) & m);
+            }
         }
     }
 
@@ -108,17 +130,65 @@ impl Lanes {
     ) -> Result<(), LaneError> {
         let roles = role_range.len();
         assert!(goals.len() >= count * roles && lengths.len() >= count, "output buffers too small");
+        struct Fixed<'a, 's, F> {
+            start: F,
+            count: usize,
+            next: usize,
+            roles: usize,
+            goals: &'a mut [i32],
+            lengths: &'a mut [u32],
+            _s: std::marker::PhantomData<&'s ()>,
+        }
+        impl<'s, F: Fn(usize) -> &'s [u64]> LaneSource for Fixed<'_, 's, F> {
+            fn next_start(&mut self) -> Option<&[u64]> {
+                (self.next < self.count).then(|| {
+                    self.next += 1;
+                    (self.start)(self.next - 1)
+                })
+            }
+            fn finished(&mut self, p: usize, goals: &[i32], length: u32) {
+                self.lengths[p] = length;
+                self.goals[p * self.roles..(p + 1) * self.roles].copy_from_slice(goals);
+            }
+        }
+        let mut source = Fixed { start, count, next: 0, roles, goals, lengths, _s: std::marker::PhantomData };
+        self.stream(plan, eval, role_range, &mut source, seed, max_steps)
+    }
+
+    /// Runs random playouts as `source` hands out their start states, a
+    /// lane refilled as soon as its game ends, until the source has none
+    /// to give and every lane is idle.
+    pub fn stream(
+        &mut self,
+        plan: &LanePlan,
+        eval: &mut impl LaneEval,
+        role_range: &[(u32, u32)],
+        source: &mut impl LaneSource,
+        seed: u64,
+        max_steps: u32,
+    ) -> Result<(), LaneError> {
+        let roles = role_range.len();
+        self.goals.resize(roles, -1);
         let mut rng = Rng::new(seed);
         let mut active: Word = 0;
-        let mut next_playout = 0usize;
+        let mut next_playout = 0u32;
+        let mut step = 0u32;
+        // The earliest start among active lanes (a lower bound), for the
+        // step limit.
+        let mut oldest = 0u32;
+        let mut drained = false;
         loop {
             let mut free = !active;
-            while free != 0 && next_playout < count {
+            while free != 0 && !drained {
+                let Some(bits) = source.next_start() else {
+                    drained = true;
+                    break;
+                };
                 let l = free.trailing_zeros() as usize;
                 free &= free - 1;
-                self.load(plan, l, start(next_playout));
-                self.playout[l] = next_playout as u32;
-                self.length[l] = 0;
+                self.load(plan, l, bits);
+                self.playout[l] = next_playout;
+                self.started[l] = step;
                 active |= 1 << l;
                 next_playout += 1;
             }
@@ -128,17 +198,15 @@ impl Lanes {
             eval.state(&mut self.words);
             let ended = self.words[plan.terminal as usize] & active;
             if ended != 0 {
-                self.finish(plan, eval, ended, roles, goals, lengths);
+                self.finish(plan, eval, ended, step, source);
                 active &= !ended;
                 if active == 0 {
                     continue;
                 }
             }
-            let mut a = active;
-            while a != 0 {
-                let l = a.trailing_zeros() as usize;
-                a &= a - 1;
-                if self.length[l] >= max_steps {
+            if step - oldest >= max_steps {
+                oldest = self.oldest(active);
+                if step - oldest >= max_steps {
                     return Err(LaneError::TooLong(max_steps));
                 }
             }
@@ -155,24 +223,23 @@ impl Lanes {
             for (&x, &w) in self.next.iter().zip(&plan.base) {
                 self.words[w as usize] = x;
             }
-            let mut a = active;
-            while a != 0 {
-                let l = a.trailing_zeros() as usize;
-                a &= a - 1;
-                self.length[l] += 1;
-            }
+            step += 1;
         }
     }
 
-    /// Records the lanes in `ended` (terminal): lengths and goals.
+    /// The earliest step at which a lane of `active` started.
+    fn oldest(&self, active: Word) -> u32 {
+        (0..LANES).filter(|&l| active >> l & 1 == 1).map(|l| self.started[l]).min().unwrap_or(0)
+    }
+
+    /// Reports the lanes in `ended` (terminal at `step`) to `source`.
     fn finish(
         &mut self,
         plan: &LanePlan,
         eval: &mut impl LaneEval,
         ended: Word,
-        roles: usize,
-        goals: &mut [i32],
-        lengths: &mut [u32],
+        step: u32,
+        source: &mut impl LaneSource,
     ) {
         if plan.goal_net {
             eval.goals(&mut self.words);
@@ -181,24 +248,26 @@ impl Lanes {
         while e != 0 {
             let l = e.trailing_zeros() as usize;
             e &= e - 1;
-            let p = self.playout[l] as usize;
-            lengths[p] = self.length[l];
-            goals[p * roles..(p + 1) * roles].fill(-1);
-        }
-        for &(role, value, w) in &plan.goals {
-            let mut e = self.words[w as usize] & ended;
-            while e != 0 {
-                let l = e.trailing_zeros() as usize;
-                e &= e - 1;
-                let g = &mut goals[self.playout[l] as usize * roles + role as usize];
-                *g = (*g).max(value as i32);
+            self.goals.fill(-1);
+            for &(role, value, w) in &plan.goals {
+                if self.words[w as usize] >> l & 1 == 1 {
+                    let g = &mut self.goals[role as usize];
+                    *g = (*g).max(value as i32);
+                }
             }
+            source.finished(self.playout[l] as usize, &self.goals, step - self.started[l]);
         }
     }
 
-    /// One role's move in every lane of `live`: counts each lane's legal
-    /// inputs, draws one uniformly (lanes in ascending order), and writes
-    /// the input words of the inputs played.
+    /// One role's move in every lane of `live`: gathers the role's inputs
+    /// legal in some live lane, transposes them into one bitset per lane,
+    /// draws one set bit per lane uniformly (lanes in ascending order),
+    /// and writes the input words of the inputs played.
+    ///
+    /// Transposing costs a fixed ~1,300 word operations per 64 candidate
+    /// inputs and 64 lanes; counting and drawing are then a popcount and a
+    /// select per lane, where walking every (lane, legal input) pair cost
+    /// several times more on games with a few dozen legal moves per lane.
     fn choose(
         &mut self,
         plan: &LanePlan,
@@ -206,17 +275,8 @@ impl Lanes {
         live: Word,
         rng: &mut Rng,
     ) -> Result<(), LaneError> {
-        let Lanes { words, legal, count, pick, played, dense_legal, .. } = self;
+        let Lanes { words, legal, t, at, played, dense_legal, .. } = self;
         legal.clear();
-        *count = [0; LANES];
-        let mut take = |j: usize, w: Word| {
-            legal.push((j as u32, w));
-            let mut b = w;
-            while b != 0 {
-                count[b.trailing_zeros() as usize] += 1;
-                b &= b - 1;
-            }
-        };
         let run = plan.legal.get(inputs.start).filter(|_| *dense_legal);
         match run.and_then(|&at| words.get(at as usize..at as usize + inputs.len())) {
             // Generated code copies the legal words into one run: scan it
@@ -229,7 +289,7 @@ impl Lanes {
                     while nonzero != 0 {
                         let i = nonzero.trailing_zeros() as usize;
                         nonzero &= nonzero - 1;
-                        take(inputs.start + 8 * k + i, block[i] & live);
+                        legal.push(((inputs.start + 8 * k + i) as u32, block[i] & live));
                     }
                 }
             }
@@ -237,45 +297,184 @@ impl Lanes {
                 for j in inputs {
                     let w = words[plan.legal[j] as usize] & live;
                     if w != 0 {
-                        take(j, w);
+                        legal.push((j as u32, w));
                     }
                 }
             }
         }
-        let mut a = live;
-        while a != 0 {
-            let l = a.trailing_zeros() as usize;
-            a &= a - 1;
-            if count[l] == 0 {
-                return Err(LaneError::NoLegalMove);
-            }
-            pick[l] = rng.below(count[l] as usize) as u32;
+        let union = legal.iter().fold(0, |u, &(_, w)| u | w);
+        if union != live {
+            return Err(LaneError::NoLegalMove);
         }
-        // pick[l] counts down over the lane's legal inputs; the input met
-        // when it is 0 is the one played, and the lane stops counting.
-        let mut waiting = live;
-        for &(j, w) in legal.iter() {
-            let mut b = w & waiting;
-            let mut chosen: Word = 0;
-            while b != 0 {
-                let l = b.trailing_zeros() as usize;
-                b &= b - 1;
-                chosen |= ((pick[l] == 0) as Word) << l;
-                pick[l] = pick[l].wrapping_sub(1);
+        // One candidate (a role with only a noop): every live lane plays it.
+        if let [(j, _)] = legal[..] {
+            let at = plan.input[j as usize];
+            words[at as usize] = live;
+            played.push(at);
+            return Ok(());
+        }
+        at.clear();
+        at.extend(legal.iter().map(|&(j, _)| plan.input[j as usize]));
+        if legal.len() <= SMALL_ROWS {
+            // Few candidates (a small board, or one mover): 8 x 8 tiles.
+            let masks = transpose_small(legal);
+            for h in 0..2 {
+                let mut a = (live >> (64 * h)) as u64;
+                while a != 0 {
+                    let l = 64 * h + a.trailing_zeros() as usize;
+                    a &= a - 1;
+                    let m = masks[l];
+                    let i = if m & (m - 1) == 0 {
+                        m.trailing_zeros()
+                    } else {
+                        select(m, rng.below(m.count_ones() as usize) as u32)
+                    };
+                    words[at[i as usize] as usize] |= LANE_BIT[l];
+                }
             }
-            if chosen != 0 {
-                let at = plan.input[j as usize];
-                words[at as usize] = chosen;
-                played.push(at);
-                waiting &= !chosen;
-                if waiting == 0 {
-                    break;
+        } else {
+            t.clear();
+            for rows in legal.chunks(64) {
+                let mut block = [[0u64; 2]; 64];
+                for (x, &(_, w)) in block.iter_mut().zip(rows) {
+                    *x = [w as u64, (w >> 64) as u64];
+                }
+                transpose64x2(&mut block);
+                t.push(block);
+            }
+            for h in 0..2 {
+                let mut a = (live >> (64 * h)) as u64;
+                while a != 0 {
+                    let l = a.trailing_zeros() as usize;
+                    a &= a - 1;
+                    let count: u32 = t.iter().map(|b| b[l][h].count_ones()).sum();
+                    let mut k = if count == 1 { 0 } else { rng.below(count as usize) as u32 };
+                    let mut b = 0;
+                    while k >= t[b][l][h].count_ones() {
+                        k -= t[b][l][h].count_ones();
+                        b += 1;
+                    }
+                    let i = 64 * b as u32 + select(t[b][l][h], k);
+                    words[at[i as usize] as usize] |= LANE_BIT[64 * h + l];
                 }
             }
         }
+        played.extend(at.iter().filter(|&&w| words[w as usize] != 0));
         Ok(())
     }
 }
+
+/// Candidate rows up to which [`transpose_small`] is used: 8 x 8 tiles
+/// cost about 50 operations per 8 rows and 8 lanes, a 64-row block about
+/// 2,700 for 128 lanes whatever the rows.
+const SMALL_ROWS: usize = 24;
+
+/// One mask per lane over up to [`SMALL_ROWS`] rows: bit `i` of the
+/// result's `l`-th word is lane `l` of row `i`.
+fn transpose_small(rows: &[(u32, Word)]) -> [u64; LANES] {
+    let mut out = [0u64; LANES];
+    for (g, group) in rows.chunks(8).enumerate() {
+        let mut bytes = [[0u8; 16]; 8];
+        for (b, &(_, w)) in bytes.iter_mut().zip(group) {
+            *b = w.to_le_bytes();
+        }
+        for p in 0..16 {
+            // Byte i: row 8g + i's lanes 8p..8p + 8.
+            let tile = u64::from_le_bytes(std::array::from_fn(|i| bytes[i][p]));
+            // Byte j: lane 8p + j's rows 8g..8g + 8.
+            let tile = transpose8(tile);
+            for (j, &x) in tile.to_le_bytes().iter().enumerate() {
+                out[8 * p + j] |= (x as u64) << (8 * g);
+            }
+        }
+    }
+    out
+}
+
+/// Transposes an 8 x 8 bit matrix held by rows in the bytes of `x`:
+/// bit `j` of byte `i` moves to bit `i` of byte `j`.
+fn transpose8(mut x: u64) -> u64 {
+    let t = (x ^ (x >> 7)) & 0x00aa_00aa_00aa_00aa;
+    x ^= t ^ (t << 7);
+    let t = (x ^ (x >> 14)) & 0x0000_cccc_0000_cccc;
+    x ^= t ^ (t << 14);
+    let t = (x ^ (x >> 28)) & 0x0000_0000_f0f0_f0f0;
+    x ^ t ^ (t << 28)
+}
+
+/// Transposes two 64 x 64 bit matrices in place, side by side: bit `c`
+/// of `a[r][h]` moves to bit `r` of `a[c][h]` (swapping ever smaller
+/// off-diagonal blocks; the two matrices take the same operations, which
+/// compile to vector code).
+#[inline(never)]
+fn transpose64x2(a: &mut [[u64; 2]; 64]) {
+    fn stage<const J: usize>(a: &mut [[u64; 2]; 64], m: u64) {
+        for base in (0..64).step_by(2 * J) {
+            for k in base..base + J {
+                for h in 0..2 {
+                    let x = ((a[k][h] >> J) ^ a[k + J][h]) & m;
+                    a[k][h] ^= x << J;
+                    a[k + J][h] ^= x;
+                }
+            }
+        }
+    }
+    stage::<32>(a, 0x0000_0000_ffff_ffff);
+    stage::<16>(a, 0x0000_ffff_0000_ffff);
+    stage::<8>(a, 0x00ff_00ff_00ff_00ff);
+    stage::<4>(a, 0x0f0f_0f0f_0f0f_0f0f);
+    stage::<2>(a, 0x3333_3333_3333_3333);
+    stage::<1>(a, 0x5555_5555_5555_5555);
+}
+
+/// The position of the `k`-th set bit of `w` (from 0, lowest first);
+/// `k` must be below `w.count_ones()`. Branch-free (Vigna's broadword
+/// select): the byte holding the bit from byte-wise prefix counts, then
+/// a table for the bit within the byte.
+fn select(w: u64, k: u32) -> u32 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut s = w - ((w >> 1) & 0x5555_5555_5555_5555);
+    s = (s & 0x3333_3333_3333_3333) + ((s >> 2) & 0x3333_3333_3333_3333);
+    s = (s + (s >> 4)) & 0x0f0f_0f0f_0f0f_0f0f;
+    // Byte i of `sums`: the set bits of bytes 0..=i.
+    let sums = s.wrapping_mul(ONES);
+    // High bit of byte i set when sums[i] <= k; their count is the byte.
+    let le = ((k as u64 * ONES | HIGHS) - sums) & HIGHS;
+    let place = le.count_ones() * 8;
+    let below = ((sums << 8) >> place) as u32 & 0xff;
+    place + SELECT_IN_BYTE[(((w >> place) & 0xff) as usize) << 3 | (k - below) as usize] as u32
+}
+
+/// `SELECT_IN_BYTE[b * 8 + k]`: the position of the `k`-th set bit of byte `b`.
+const SELECT_IN_BYTE: [u8; 2048] = {
+    let mut t = [0u8; 2048];
+    let mut b = 0;
+    while b < 256 {
+        let (mut k, mut i) = (0, 0);
+        while i < 8 {
+            if b >> i & 1 == 1 {
+                t[b * 8 + k] = i as u8;
+                k += 1;
+            }
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// `LANE_BIT[l]`: the word with only lane `l` set (a table: a `u128`
+/// shift by a variable amount costs several instructions).
+const LANE_BIT: [Word; LANES] = {
+    let mut t = [0; LANES];
+    let mut l = 0;
+    while l < LANES {
+        t[l] = 1 << l;
+        l += 1;
+    }
+    t
+};
 
 /// A reference [`LaneEval`] for tests and `propel compare`: evaluates
 /// each lane from scratch with [`Evaluator`] (slow: one evaluation of the
@@ -397,6 +596,98 @@ mod tests {
         assert_eq!(err, Err(LaneError::TooLong(0)));
         let err = lanes.run(&plan, &mut Toy, &[(0, 0)], |_| &start[..], n, 9, 10, &mut goals, &mut lengths);
         assert_eq!(err, Err(LaneError::NoLegalMove));
+    }
+
+    #[test]
+    fn transpose_and_select_match_naive() {
+        let mut rng = Rng::new(11);
+        for _ in 0..20 {
+            let mut a = [[0u64; 2]; 64];
+            for x in a.iter_mut().flatten() {
+                *x = rng.next_u64() & rng.next_u64();
+            }
+            let mut t = a;
+            transpose64x2(&mut t);
+            for h in 0..2 {
+                for r in 0..64 {
+                    for c in 0..64 {
+                        assert_eq!(a[r][h] >> c & 1, t[c][h] >> r & 1, "half {h} row {r} column {c}");
+                    }
+                }
+            }
+            let rows: Vec<(u32, Word)> =
+                a[..SMALL_ROWS].iter().map(|x| (0, (x[1] as Word) << 64 | x[0] as Word)).collect();
+            let small = transpose_small(&rows);
+            for (r, &(_, w)) in rows.iter().enumerate() {
+                for l in 0..LANES {
+                    assert_eq!((w >> l) as u64 & 1, small[l] >> r & 1, "small: row {r} lane {l}");
+                }
+            }
+            let a: Vec<u64> = a.iter().map(|x| x[0]).collect();
+            for &w in &a {
+                let bits: Vec<u32> = (0..64).filter(|&i| w >> i & 1 == 1).collect();
+                for (k, &b) in bits.iter().enumerate() {
+                    assert_eq!(select(w, k as u32), b);
+                }
+            }
+        }
+    }
+
+    /// Every lane draws each of its legal inputs about equally often:
+    /// lanes with 1 to 70 legal inputs across two transposed blocks, and
+    /// with 1 to 11 among few candidates (the 8 x 8 tiles).
+    #[test]
+    fn draws_are_uniform_per_lane() {
+        for (n, spread) in [(100, 70), (12, 11)] {
+            draws_are_uniform(n, spread);
+        }
+    }
+
+    fn draws_are_uniform(n: usize, spread: usize) {
+        let plan = LanePlan {
+            words: 2 * n as u32,
+            terminal: 0,
+            ones: vec![],
+            base: vec![],
+            next: vec![],
+            input: (0..n as u32).collect(),
+            legal: (n as u32..2 * n as u32).collect(),
+            goals: vec![],
+            goal_net: false,
+        };
+        // Lane l may play inputs 0..=(l % spread) and the last input.
+        let legal = |j: usize, l: usize| j <= l % spread || j == n - 1;
+        let mut lanes = Lanes::new(&plan);
+        for j in 0..n {
+            let w = (0..LANES).filter(|&l| legal(j, l)).fold(0 as Word, |w, l| w | 1 << l);
+            lanes.words[n + j] = w;
+        }
+        let rounds = 4000;
+        let mut hits = vec![[0u32; LANES]; n];
+        let mut rng = Rng::new(5);
+        for _ in 0..rounds {
+            for w in lanes.played.drain(..) {
+                lanes.words[w as usize] = 0;
+            }
+            lanes.choose(&plan, 0..n, !0, &mut rng).unwrap();
+            for (j, h) in hits.iter_mut().enumerate() {
+                for (l, x) in h.iter_mut().enumerate() {
+                    *x += (lanes.words[j] >> l & 1) as u32;
+                }
+            }
+        }
+        for l in 0..LANES {
+            let k = (0..n).filter(|&j| legal(j, l)).count() as f64;
+            let (p, sd) = (rounds as f64 / k, (rounds as f64 * (1.0 / k) * (1.0 - 1.0 / k)).sqrt());
+            for j in 0..n {
+                let h = hits[j][l] as f64;
+                if legal(j, l) {
+                    assert!((h - p).abs() <= 5.0 * sd + 1.0, "lane {l} input {j}: {h} draws, expected {p:.0}");
+                } else {
+                    assert_eq!(h, 0.0, "lane {l} played illegal input {j}");
+                }
+            }
+        }
     }
 
     /// The scan of a dense run of legal words (as generated code lays

@@ -105,13 +105,14 @@ fn standard<M: StateMachine>(m: &mut M, rng: &mut Rng, stats: &mut PlayoutStats)
     Ok(())
 }
 
-/// A batch of [`LANES`] native playouts (bit-parallel when the code has
-/// lanes and they measured faster).
+/// A batch of 16 x [`LANES`] native playouts (bit-parallel when the code
+/// has lanes and they measured faster; lanes are refilled as games end,
+/// so only the batch's last games leave lanes idle).
 fn native(m: &mut NativeMachine, rng: &mut Rng, stats: &mut PlayoutStats) -> Result<()> {
     let s0 = m.initial_state()?;
     let (mut goals, mut lengths) = (Vec::new(), Vec::new());
     let max = propel_runtime::playout::MAX_PLAYOUT_STEPS as u32;
-    m.playouts(&s0, LANES, rng.next_u64(), max, &mut goals, &mut lengths)?;
+    m.playouts(&s0, 16 * LANES, rng.next_u64(), max, &mut goals, &mut lengths)?;
     stats.playouts += lengths.len() as u64;
     stats.states += lengths.iter().map(|&n| n as u64).sum::<u64>();
     Ok(())
