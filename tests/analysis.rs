@@ -32,8 +32,9 @@ fn root_visits(with_heuristic: bool) -> Vec<(String, u32)> {
     let mut path = Vec::new();
     for _ in 0..60 {
         match g.select(&mut m, &mut path).unwrap() {
-            Leaf::Known(v) => g.backprop(&path, &v),
+            Leaf::Known(v) => g.backprop_known(&path, &v),
             Leaf::Rollout(_) => g.backprop(&path, &[0.5, 0.5]),
+            Leaf::Expand { .. } => unreachable!("an eager selection computes its child"),
         }
     }
     let (moves, visits, _) = g.root_stats(0).unwrap();

@@ -147,6 +147,93 @@ fn batched_lane_rollouts_find_the_win() {
     }
 }
 
+fn jit(g: &Arc<propel_compiler::Game>) -> propel_runtime::NativeMachine {
+    propel_runtime::build::jit_machine(g, &Default::default()).unwrap().machine
+}
+
+fn hybrid(g: &Arc<propel_compiler::Game>) -> propel_runtime::Hybrid {
+    let p = propel_runtime::build::prepare(g, &Default::default()).unwrap();
+    let (native, _) = p.jit(&g.name).unwrap();
+    propel_runtime::Hybrid::new(p.propnet(), native)
+}
+
+/// Lane-parallel search (every lane a rollout from its own leaf, the tree
+/// grown on the lanes) finds the win and solves the position, on the JIT
+/// alone and with the tree on the interpreter.
+#[test]
+fn lane_parallel_search_finds_and_solves_the_win() {
+    let g = game("tictactoe.kif");
+    for threads in [1, 2] {
+        lane_search_wins("jit", lane_search(jit(&g), &X_WINS, threads));
+        lane_search_wins("hybrid", lane_search(hybrid(&g), &X_WINS, threads));
+    }
+}
+
+fn lane_search_wins<M: Simulator>(name: &str, mut search: Search<M>)
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    search.run(Instant::now() + Duration::from_millis(300)).unwrap();
+    assert!(search.lane_parallel(), "{name}");
+    let (mv, value, _) = search.best(0).unwrap();
+    assert_eq!(search.machine().move_kif(mv), "(mark 1 3)", "{name}");
+    assert!(value > 0.9, "{name}: value {value}");
+    let solved = search.graph.root_solved().unwrap_or_else(|| panic!("{name}: the root is solved"));
+    assert_eq!(solved[0], 1.0);
+    search.graph.check_visits().unwrap_or_else(|e| panic!("{name}: {e}"));
+}
+
+fn lane_search<M: Simulator>(mut m: M, moves: &[[&str; 2]], threads: usize) -> Search<M>
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    let s = play(&mut m, moves);
+    Search::new(m, s, Config { lanes: true, ..config(threads, Mode::Pipeline, 10_000) }).unwrap()
+}
+
+/// The drawn endgame, proven by lane-parallel search: up to 128 selections
+/// in flight, the tree grown from the lanes' children.
+#[test]
+fn lane_parallel_search_solves_the_drawn_endgame() {
+    let g = game("tictactoe.kif");
+    let mut search = lane_search(hybrid(&g), &DRAWN_ENDGAME, 1);
+    search.run(Instant::now() + Duration::from_secs(20)).unwrap();
+    let v = search.graph.root_solved().expect("solved within 20 s");
+    assert_eq!(v.as_slice(), &[0.5, 0.5]);
+}
+
+/// After any run, in every mode, each move's visits equal the values
+/// backed up through it: no selection's virtual visit is left behind (the
+/// pipeline used to drop replies still in flight at its deadline). Runs
+/// in short slices, as the player ponders, on a game with long rollouts.
+#[test]
+fn every_visit_is_backed_up_in_every_mode() {
+    let g = game("breakthrough.kif");
+    let modes: [(&str, usize, Mode, bool); 8] = [
+        ("inline", 1, Mode::Pipeline, false),
+        ("pipeline", 2, Mode::Pipeline, false),
+        ("pipeline", 3, Mode::Pipeline, false),
+        ("root", 2, Mode::Root, false),
+        ("lanes", 1, Mode::Pipeline, true),
+        ("lanes", 2, Mode::Pipeline, true),
+        ("lanes", 3, Mode::Pipeline, true),
+        ("root lanes", 2, Mode::Root, true),
+    ];
+    for (name, threads, mode, lanes) in modes {
+        let mut m = hybrid(&g);
+        let s0 = m.initial_state().unwrap();
+        let cfg = Config { lanes, ..config(threads, mode, 20_000) };
+        let mut search = Search::new(m, s0, cfg).unwrap();
+        for slice in 0..5 {
+            let stats = search.run(Instant::now() + Duration::from_millis(40)).unwrap();
+            assert!(stats.iterations > 0, "{name}, {threads} threads: {stats:?}");
+            search.graph.check_visits().unwrap_or_else(|e| panic!("{name}, {threads} threads, slice {slice}: {e}"));
+        }
+    }
+}
+
 /// With terminal children made on expansion, one iteration solves a node
 /// whose win is one move away.
 #[test]
@@ -160,8 +247,9 @@ fn terminal_children_on_expansion_solve_at_once() {
         graph.set_expand_terminal(true);
         let mut path = Vec::new();
         match graph.select(&mut m, &mut path).unwrap() {
-            Leaf::Known(v) => graph.backprop(&path, &v),
+            Leaf::Known(v) => graph.backprop_known(&path, &v),
             Leaf::Rollout(_) => graph.backprop(&path, &[0.0, 0.0]),
+            Leaf::Expand { .. } => unreachable!("an eager selection computes its child"),
         }
         let solved = graph.root_solved().unwrap_or_else(|| panic!("seed {seed}: not solved after one iteration"));
         assert_eq!(solved[0], 1.0);

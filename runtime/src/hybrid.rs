@@ -93,4 +93,16 @@ impl Simulator for Hybrid {
     fn move_index(&self, m: u32) -> Option<u32> {
         Some(m)
     }
+
+    fn move_from_index(&self, i: u32) -> Option<u32> {
+        Some(i)
+    }
+
+    fn state_from_bits(&self, bits: &[u64]) -> Option<NetState> {
+        Some(NetState::from_bits(bits.to_vec()))
+    }
+
+    fn lane_runner(&self) -> Option<crate::native::LaneRunner> {
+        self.native.lane_runner()
+    }
 }

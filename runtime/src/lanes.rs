@@ -40,16 +40,35 @@ pub enum LaneError {
     TooLong(u32),
 }
 
+/// What a lane gets when it is free (see [`LaneSource::next_start`]).
+pub enum Refill<'a> {
+    /// A playout from this state (one bit per base).
+    Start(&'a [u64]),
+    /// A playout from `parent` whose first joint move is `joint` (one
+    /// input per role, in role order; it must be legal): the lane computes
+    /// the child and tells [`LaneSource::expanded`] what it found there
+    /// before playing on (a search expands its tree on the lanes).
+    Expand { parent: &'a [u64], joint: &'a [u32] },
+    /// Nothing now: the lane idles this step and asks again at the next.
+    Later,
+    /// Nothing more: the run ends once every lane's game has ended.
+    Stop,
+}
+
 /// Where a streaming lane run ([`Lanes::stream`]) gets the start states
-/// of its playouts and delivers their results. Playouts are numbered from
-/// 0 in the order their start states were handed out.
+/// of its playouts and delivers their results, lane by lane: a lane plays
+/// one playout at a time, so the source can keep what it needs per lane.
 pub trait LaneSource {
-    /// The next playout's start state (one bit per base), or `None` when
-    /// no playout should start now (the run ends once every lane is idle).
-    fn next_start(&mut self) -> Option<&[u64]>;
-    /// Playout `playout` ended after `length` steps with these goals (per
-    /// role: the largest value given, -1 if none).
-    fn finished(&mut self, playout: usize, goals: &[i32], length: u32);
+    /// What lane `lane`, now free, plays next.
+    fn next_start(&mut self, lane: usize) -> Refill<'_>;
+    /// The playout of lane `lane` ended after `length` steps with these
+    /// goals (per role: the largest value given, -1 if none).
+    fn finished(&mut self, lane: usize, goals: &[i32], length: u32);
+    /// The child state of lane `lane`'s [`Refill::Expand`] (one bit per
+    /// base), whether it is terminal, and (when it is not) each role's
+    /// legal inputs there in ascending order. Comes before the lane's
+    /// [`LaneSource::finished`].
+    fn expanded(&mut self, _lane: usize, _child: &[u64], _terminal: bool, _legal: &[Vec<u32>]) {}
 }
 
 /// Per-thread memory of the lane driver.
@@ -68,9 +87,18 @@ pub struct Lanes {
     at: Vec<u32>,
     /// The input words set this step (cleared before the next).
     played: Vec<u32>,
-    /// Each lane's playout, and the step it started at.
-    playout: [u32; LANES],
+    /// The step each lane's playout started at.
     started: [u32; LANES],
+    /// Lanes whose next move is given ([`Refill::Expand`]), and each such
+    /// lane's joint move (`roles` inputs from `lane * roles`).
+    forced: Word,
+    joint: Vec<u32>,
+    /// Lanes that played a given move last step: their state is the child
+    /// to report; and each one's legal inputs per role (`lane * roles + role`).
+    fresh: Word,
+    fresh_moves: Vec<Vec<u32>>,
+    /// A reported child's bits.
+    child: Vec<u64>,
     /// Goals of one ended lane, per role.
     goals: Vec<i32>,
     /// Whether the plan's legal words lie in one run in input order (as
@@ -91,8 +119,12 @@ impl Lanes {
             t: Vec::new(),
             at: Vec::new(),
             played: Vec::new(),
-            playout: [0; LANES],
             started: [0; LANES],
+            forced: 0,
+            joint: Vec::new(),
+            fresh: 0,
+            fresh_moves: Vec::new(),
+            child: Vec::new(),
             goals: Vec::new(),
             dense_legal: plan.legal.windows(2).all(|p| p[1] == p[0] + 1),
         }
@@ -135,29 +167,35 @@ impl Lanes {
             count: usize,
             next: usize,
             roles: usize,
+            /// Each lane's playout.
+            playout: [usize; LANES],
             goals: &'a mut [i32],
             lengths: &'a mut [u32],
             _s: std::marker::PhantomData<&'s ()>,
         }
         impl<'s, F: Fn(usize) -> &'s [u64]> LaneSource for Fixed<'_, 's, F> {
-            fn next_start(&mut self) -> Option<&[u64]> {
-                (self.next < self.count).then(|| {
-                    self.next += 1;
-                    (self.start)(self.next - 1)
-                })
+            fn next_start(&mut self, lane: usize) -> Refill<'_> {
+                if self.next == self.count {
+                    return Refill::Stop;
+                }
+                self.playout[lane] = self.next;
+                self.next += 1;
+                Refill::Start((self.start)(self.next - 1))
             }
-            fn finished(&mut self, p: usize, goals: &[i32], length: u32) {
+            fn finished(&mut self, lane: usize, goals: &[i32], length: u32) {
+                let p = self.playout[lane];
                 self.lengths[p] = length;
                 self.goals[p * self.roles..(p + 1) * self.roles].copy_from_slice(goals);
             }
         }
-        let mut source = Fixed { start, count, next: 0, roles, goals, lengths, _s: std::marker::PhantomData };
+        let mut source =
+            Fixed { start, count, next: 0, roles, playout: [0; LANES], goals, lengths, _s: std::marker::PhantomData };
         self.stream(plan, eval, role_range, &mut source, seed, max_steps)
     }
 
     /// Runs random playouts as `source` hands out their start states, a
-    /// lane refilled as soon as its game ends, until the source has none
-    /// to give and every lane is idle.
+    /// lane refilled as soon as its game ends, until the source says
+    /// [`Refill::Stop`] and every lane's game has ended.
     pub fn stream(
         &mut self,
         plan: &LanePlan,
@@ -169,35 +207,50 @@ impl Lanes {
     ) -> Result<(), LaneError> {
         let roles = role_range.len();
         self.goals.resize(roles, -1);
+        self.joint.resize(LANES * roles, 0);
+        self.fresh_moves.resize_with(LANES * roles, Vec::new);
+        (self.forced, self.fresh) = (0, 0);
         let mut rng = Rng::new(seed);
         let mut active: Word = 0;
-        let mut next_playout = 0u32;
         let mut step = 0u32;
         // The earliest start among active lanes (a lower bound), for the
         // step limit.
         let mut oldest = 0u32;
-        let mut drained = false;
+        let mut stopped = false;
         loop {
             let mut free = !active;
-            while free != 0 && !drained {
-                let Some(bits) = source.next_start() else {
-                    drained = true;
-                    break;
-                };
+            while free != 0 && !stopped {
                 let l = free.trailing_zeros() as usize;
                 free &= free - 1;
-                self.load(plan, l, bits);
-                self.playout[l] = next_playout;
-                self.started[l] = step;
-                active |= 1 << l;
-                next_playout += 1;
+                match source.next_start(l) {
+                    Refill::Start(bits) => {
+                        self.load(plan, l, bits);
+                        self.started[l] = step;
+                        active |= LANE_BIT[l];
+                    }
+                    Refill::Expand { parent, joint } => {
+                        self.load(plan, l, parent);
+                        self.joint[l * roles..(l + 1) * roles].copy_from_slice(&joint[..roles]);
+                        self.forced |= LANE_BIT[l];
+                        self.started[l] = step;
+                        active |= LANE_BIT[l];
+                    }
+                    Refill::Later => {}
+                    Refill::Stop => stopped = true,
+                }
             }
             if active == 0 {
-                return Ok(());
+                if stopped {
+                    return Ok(());
+                }
+                // Every lane idle, the source has nothing yet: ask again.
+                continue;
             }
             eval.state(&mut self.words);
             let ended = self.words[plan.terminal as usize] & active;
+            let fresh = std::mem::take(&mut self.fresh) & active;
             if ended != 0 {
+                self.report_children(plan, fresh & ended, true, roles, source);
                 self.finish(plan, eval, ended, step, source);
                 active &= !ended;
                 if active == 0 {
@@ -213,9 +266,13 @@ impl Lanes {
             for w in self.played.drain(..) {
                 self.words[w as usize] = 0;
             }
-            for &(lo, hi) in role_range {
-                self.choose(plan, lo as usize..hi as usize, active, &mut rng)?;
+            let (forced, fresh) = (self.forced & active, fresh & !ended);
+            for (r, &(lo, hi)) in role_range.iter().enumerate() {
+                self.choose(plan, lo as usize..hi as usize, active & !forced, fresh, r, roles, &mut rng)?;
             }
+            self.play_forced(plan, forced, roles);
+            self.report_children(plan, fresh, false, roles, source);
+            (self.forced, self.fresh) = (0, forced);
             eval.next(&mut self.words);
             for (x, &w) in self.next.iter_mut().zip(&plan.next) {
                 *x = self.words[w as usize];
@@ -224,6 +281,48 @@ impl Lanes {
                 self.words[w as usize] = x;
             }
             step += 1;
+        }
+    }
+
+    /// Writes the given joint move of each lane in `forced`.
+    fn play_forced(&mut self, plan: &LanePlan, forced: Word, roles: usize) {
+        let mut f = forced;
+        while f != 0 {
+            let l = f.trailing_zeros() as usize;
+            f &= f - 1;
+            for &j in &self.joint[l * roles..(l + 1) * roles] {
+                let at = plan.input[j as usize];
+                if self.words[at as usize] == 0 {
+                    self.played.push(at);
+                }
+                self.words[at as usize] |= LANE_BIT[l];
+            }
+        }
+    }
+
+    /// Tells `source` the state of each lane in `lanes` (children of
+    /// [`Refill::Expand`]), terminal or with its legal inputs.
+    fn report_children(
+        &mut self,
+        plan: &LanePlan,
+        lanes: Word,
+        terminal: bool,
+        roles: usize,
+        source: &mut impl LaneSource,
+    ) {
+        let mut f = lanes;
+        while f != 0 {
+            let l = f.trailing_zeros() as usize;
+            f &= f - 1;
+            let (h, b) = (l / 64, l % 64);
+            let halves: &[u64] = bytemuck::cast_slice(&self.words[..]);
+            self.child.clear();
+            self.child.resize(plan.base.len().div_ceil(64), 0);
+            for (i, &w) in plan.base.iter().enumerate() {
+                self.child[i / 64] |= (halves[2 * w as usize + h] >> b & 1) << (i % 64);
+            }
+            let legal = if terminal { &[][..] } else { &self.fresh_moves[l * roles..(l + 1) * roles] };
+            source.expanded(l, &self.child, terminal, legal);
         }
     }
 
@@ -255,7 +354,7 @@ impl Lanes {
                     *g = (*g).max(value as i32);
                 }
             }
-            source.finished(self.playout[l] as usize, &self.goals, step - self.started[l]);
+            source.finished(l, &self.goals, step - self.started[l]);
         }
     }
 
@@ -268,15 +367,24 @@ impl Lanes {
     /// inputs and 64 lanes; counting and drawing are then a popcount and a
     /// select per lane, where walking every (lane, legal input) pair cost
     /// several times more on games with a few dozen legal moves per lane.
+    /// For each lane of `fresh`, also records its legal inputs of role
+    /// `role` (of `roles`) in `fresh_moves`.
+    #[allow(clippy::too_many_arguments)]
     fn choose(
         &mut self,
         plan: &LanePlan,
         inputs: std::ops::Range<usize>,
         live: Word,
+        fresh: Word,
+        role: usize,
+        roles: usize,
         rng: &mut Rng,
     ) -> Result<(), LaneError> {
-        let Lanes { words, legal, t, at, played, dense_legal, .. } = self;
+        let Lanes { words, legal, t, at, played, dense_legal, fresh_moves, .. } = self;
         legal.clear();
+        if live == 0 {
+            return Ok(());
+        }
         let run = plan.legal.get(inputs.start).filter(|_| *dense_legal);
         match run.and_then(|&at| words.get(at as usize..at as usize + inputs.len())) {
             // Generated code copies the legal words into one run: scan it
@@ -311,6 +419,11 @@ impl Lanes {
             let at = plan.input[j as usize];
             words[at as usize] = live;
             played.push(at);
+            each_lane(fresh, |l| {
+                let moves = &mut fresh_moves[l * roles + role];
+                moves.clear();
+                moves.push(j);
+            });
             return Ok(());
         }
         at.clear();
@@ -324,6 +437,11 @@ impl Lanes {
                     let l = 64 * h + a.trailing_zeros() as usize;
                     a &= a - 1;
                     let m = masks[l];
+                    if fresh >> l & 1 == 1 {
+                        let moves = &mut fresh_moves[l * roles + role];
+                        moves.clear();
+                        each_bit(m, |i| moves.push(legal[i].0));
+                    }
                     let i = if m & (m - 1) == 0 {
                         m.trailing_zeros()
                     } else {
@@ -347,6 +465,13 @@ impl Lanes {
                 while a != 0 {
                     let l = a.trailing_zeros() as usize;
                     a &= a - 1;
+                    if fresh >> (64 * h + l) & 1 == 1 {
+                        let moves = &mut fresh_moves[(64 * h + l) * roles + role];
+                        moves.clear();
+                        for (b, block) in t.iter().enumerate() {
+                            each_bit(block[l][h], |i| moves.push(legal[64 * b + i].0));
+                        }
+                    }
                     let count: u32 = t.iter().map(|b| b[l][h].count_ones()).sum();
                     let mut k = if count == 1 { 0 } else { rng.below(count as usize) as u32 };
                     let mut b = 0;
@@ -361,6 +486,22 @@ impl Lanes {
         }
         played.extend(at.iter().filter(|&&w| words[w as usize] != 0));
         Ok(())
+    }
+}
+
+/// Calls `f` with each lane of `lanes`, in ascending order.
+fn each_lane(mut lanes: Word, mut f: impl FnMut(usize)) {
+    while lanes != 0 {
+        f(lanes.trailing_zeros() as usize);
+        lanes &= lanes - 1;
+    }
+}
+
+/// Calls `f` with each set bit of `w`, lowest first.
+fn each_bit(mut w: u64, mut f: impl FnMut(usize)) {
+    while w != 0 {
+        f(w.trailing_zeros() as usize);
+        w &= w - 1;
     }
 }
 
@@ -669,7 +810,7 @@ mod tests {
             for w in lanes.played.drain(..) {
                 lanes.words[w as usize] = 0;
             }
-            lanes.choose(&plan, 0..n, !0, &mut rng).unwrap();
+            lanes.choose(&plan, 0..n, !0, 0, 0, 1, &mut rng).unwrap();
             for (j, h) in hits.iter_mut().enumerate() {
                 for (l, x) in h.iter_mut().enumerate() {
                     *x += (lanes.words[j] >> l & 1) as u32;
@@ -710,7 +851,7 @@ mod tests {
         let scattered = LanePlan { legal: (n as u32..2 * n as u32).rev().collect(), ..dense.clone() };
         let mut rng = Rng::new(3);
         for round in 0..50 {
-            let mut word = |rng: &mut Rng| (rng.next_u64() as Word) << 64 | rng.next_u64() as Word;
+            let word = |rng: &mut Rng| (rng.next_u64() as Word) << 64 | rng.next_u64() as Word;
             let legal: Vec<Word> = (0..n).map(|_| if rng.below(3) == 0 { 0 } else { word(&mut rng) }).collect();
             let live = word(&mut rng) | 1;
             let mut chosen = Vec::new();
@@ -721,7 +862,7 @@ mod tests {
                     lanes.words[plan.legal[j] as usize] = w | 1;
                 }
                 let mut r = Rng::new(round);
-                lanes.choose(plan, 0..n, live, &mut r).unwrap();
+                lanes.choose(plan, 0..n, live, 0, 0, 1, &mut r).unwrap();
                 chosen.push((lanes.words[..n].to_vec(), r.next_u64()));
             }
             assert_eq!(chosen[0], chosen[1], "round {round}");

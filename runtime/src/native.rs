@@ -4,7 +4,7 @@
 //! [`propel_compiler::lower::Layout`]) and reads the legal-move and
 //! next-state bitsets there directly.
 
-use crate::lanes::{LaneEval, Lanes, Word, LANES};
+use crate::lanes::{LaneEval, LaneSource, Lanes, Word, LANES};
 use crate::machine::{MachineError, StateMachine};
 use crate::propnet::NetState;
 use propel_compiler::lower::lanes::LanePlan;
@@ -251,7 +251,47 @@ impl NativeMachine {
     }
 }
 
+/// Bit-parallel playouts on a native machine's lane code, with lane
+/// memory of its own: a search streams its rollouts through one per thread
+/// while its tree walks on another machine instance.
+pub struct LaneRunner {
+    code: Arc<NativeCode>,
+    lanes: Lanes,
+}
+
+impl std::fmt::Debug for LaneRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LaneRunner").finish_non_exhaustive()
+    }
+}
+
+impl LaneRunner {
+    /// Random playouts from the states `source` hands out, until it says
+    /// stop and every lane's game has ended (see [`Lanes::stream`]).
+    pub fn stream(&mut self, source: &mut impl LaneSource, seed: u64, max_steps: u32) -> Result<(), MachineError> {
+        let LaneRunner { code, lanes } = self;
+        let Some(plan) = &code.lanes else {
+            return Err(MachineError::Other("this machine's code has no lane functions".into()));
+        };
+        let mut eval = NativeLanes { fns: &code.fns };
+        lanes
+            .stream(plan, &mut eval, &code.role_range, source, seed, max_steps)
+            .map_err(|e| MachineError::Other(e.to_string()))
+    }
+
+    /// Words (bits) of a state of this machine.
+    pub fn state_words(&self) -> usize {
+        self.code.bases.div_ceil(64)
+    }
+}
+
 impl NativeMachine {
+    /// A lane runner on this machine's code, when it has lane functions.
+    pub fn lane_runner(&self) -> Option<LaneRunner> {
+        let plan = self.code.lanes.as_ref()?;
+        Some(LaneRunner { code: self.code.clone(), lanes: Lanes::new(plan) })
+    }
+
     /// Whether the code can run bit-parallel playouts ([`Self::playouts`]).
     pub fn has_lanes(&self) -> bool {
         self.code.lanes.is_some()

@@ -4,7 +4,7 @@
 //! its clones (so that rollouts can run on other threads).
 
 use crate::machine::{MachineError, StateMachine};
-use crate::native::NativeMachine;
+use crate::native::{LaneRunner, NativeMachine};
 use crate::playout::{playout_from, PlayoutStats};
 use crate::propnet::{NetState, PropnetMachine};
 use crate::prover::Prover;
@@ -66,9 +66,29 @@ where
         None
     }
 
+    /// The move with index `i` ([`Simulator::move_index`]'s inverse).
+    fn move_from_index(&self, _i: u32) -> Option<Self::Move> {
+        None
+    }
+
+    /// The state with these base bits ([`Simulator::base_bits`]'s inverse).
+    fn state_from_bits(&self, _bits: &[u64]) -> Option<Self::State> {
+        None
+    }
+
+    /// Narrows a role's legal moves to those this machine's search may
+    /// play (all of them, but in a factor's tree).
+    fn restrict_moves(&self, _role: usize, _moves: &mut Vec<Self::Move>) {}
+
     /// Whether a state made by one instance means the same to its clones.
     fn portable_states(&self) -> bool {
         true
+    }
+
+    /// A runner for bit-parallel rollouts from this machine's states (their
+    /// [`Simulator::base_bits`]), for machines with lane code.
+    fn lane_runner(&self) -> Option<LaneRunner> {
+        None
     }
 }
 
@@ -107,6 +127,12 @@ impl Simulator for PropnetMachine {
     fn move_index(&self, m: u32) -> Option<u32> {
         Some(m)
     }
+    fn move_from_index(&self, i: u32) -> Option<u32> {
+        Some(i)
+    }
+    fn state_from_bits(&self, bits: &[u64]) -> Option<NetState> {
+        Some(NetState::from_bits(bits.to_vec()))
+    }
 }
 
 impl Simulator for NativeMachine {
@@ -117,6 +143,12 @@ impl Simulator for NativeMachine {
 
     fn move_index(&self, m: u32) -> Option<u32> {
         Some(m)
+    }
+    fn move_from_index(&self, i: u32) -> Option<u32> {
+        Some(i)
+    }
+    fn state_from_bits(&self, bits: &[u64]) -> Option<NetState> {
+        Some(NetState::from_bits(bits.to_vec()))
     }
 
     fn rollout(&mut self, s: &NetState, rng: &mut Rng, goals: &mut [f64]) -> Result<u32, MachineError> {
@@ -134,6 +166,10 @@ impl Simulator for NativeMachine {
         } else {
             1
         }
+    }
+
+    fn lane_runner(&self) -> Option<LaneRunner> {
+        NativeMachine::lane_runner(self)
     }
 
     /// Batches of [`MIN_LANE_BATCH`] or more run bit-parallel when the

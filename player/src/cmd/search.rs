@@ -47,6 +47,10 @@ pub struct Args {
     /// per second, fewer iterations.
     #[arg(long)]
     batch: bool,
+    /// Lane-parallel search: every lane of the JIT's bit-parallel code
+    /// plays a rollout from its own leaf (jit, aot and hybrid machines).
+    #[arg(long)]
+    lanes: bool,
     /// Make terminal children on expansion (wins one move away solve a node).
     #[arg(long)]
     expand_terminal: bool,
@@ -79,6 +83,7 @@ where
         seed: a.seed,
         greedy: a.greedy,
         batch: a.batch,
+        lanes: a.lanes,
         heuristic: None,
         factors: Vec::new(),
         goal_max: Vec::new(),

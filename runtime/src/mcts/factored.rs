@@ -44,12 +44,7 @@ where
     }
     fn legal_moves(&mut self, s: &M::State, role: usize, out: &mut Vec<M::Move>) -> Result<(), MachineError> {
         self.inner.legal_moves(s, role, out)?;
-        let allowed = |mv: &M::Move| {
-            self.inner.move_index(*mv).is_none_or(|i| self.allowed.get(i as usize).copied().unwrap_or(true))
-        };
-        if out.iter().any(allowed) {
-            out.retain(allowed);
-        }
+        self.restrict_moves(role, out);
         Ok(())
     }
     fn next_state(&mut self, s: &M::State, joint: &[M::Move]) -> Result<M::State, MachineError> {
@@ -98,6 +93,25 @@ where
     }
     fn move_index(&self, m: M::Move) -> Option<u32> {
         self.inner.move_index(m)
+    }
+    fn lane_runner(&self) -> Option<crate::native::LaneRunner> {
+        self.inner.lane_runner()
+    }
+    fn move_from_index(&self, i: u32) -> Option<M::Move> {
+        self.inner.move_from_index(i)
+    }
+    fn state_from_bits(&self, bits: &[u64]) -> Option<M::State> {
+        self.inner.state_from_bits(bits)
+    }
+    /// The factor's moves, where the role has any legal here (else all:
+    /// the tree must not end a game that goes on).
+    fn restrict_moves(&self, _role: usize, moves: &mut Vec<M::Move>) {
+        let allowed = |mv: &M::Move| {
+            self.inner.move_index(*mv).is_none_or(|i| self.allowed.get(i as usize).copied().unwrap_or(true))
+        };
+        if moves.iter().any(allowed) {
+            moves.retain(allowed);
+        }
     }
 }
 

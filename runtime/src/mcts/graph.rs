@@ -10,7 +10,8 @@
 //! The pool has a fixed size. When it is full, the least recently visited
 //! of a sample of nodes is recycled; its generation is bumped, so every
 //! edge to it, and every pending rollout path through it, goes stale
-//! instead of dangling.
+//! instead of dangling. A recycled slot keeps its vectors' memory, so a
+//! full pool allocates nothing more.
 
 use crate::heuristic::Evaluator;
 use crate::machine::MachineError;
@@ -27,13 +28,28 @@ pub struct NodeRef {
     pub gen: u32,
 }
 
-/// One role's moves at a node, with their statistics.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct RoleMoves<Mv> {
-    pub(crate) moves: Vec<Mv>,
-    pub(crate) visits: Vec<u32>,
-    /// Sum of this role's values (0..1) over the visits.
-    pub(crate) sums: Vec<f64>,
+/// No node (an index no pool reaches).
+const NONE: NodeRef = NodeRef { idx: u32::MAX, gen: 0 };
+
+/// One role's move at a node, with its statistics.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Edge<Mv> {
+    pub(crate) mv: Mv,
+    pub(crate) visits: u32,
+    /// Values backed up through the move (heuristic priors included):
+    /// once no selection is in flight, equal to `visits`.
+    pub(crate) backed: u32,
+    /// Sum of the role's values (0..1) over the visits.
+    pub(crate) sum: f64,
+    /// Where the move leads, at a node where only this role chooses (the
+    /// others' moves are forced); `NONE` until known, or elsewhere.
+    child: NodeRef,
+}
+
+impl<Mv> Edge<Mv> {
+    fn new(mv: Mv) -> Self {
+        Edge { mv, visits: 0, backed: 0, sum: 0.0, child: NONE }
+    }
 }
 
 pub(crate) struct Node<S, Mv> {
@@ -46,10 +62,20 @@ pub(crate) struct Node<S, Mv> {
     /// Goals (0..1) of a terminal or solved node.
     value: SmallVec<[f64; 4]>,
     expanded: bool,
-    pub(crate) roles: Vec<RoleMoves<Mv>>,
-    /// Joint move index (mixed radix of the roles' move indices) to child,
-    /// sorted by joint index.
-    children: Vec<(u32, NodeRef)>,
+    /// Every role's moves, role after role: role `r`'s are
+    /// `edges[ends[r - 1]..ends[r]]` (one allocation for them all).
+    edges: Vec<Edge<Mv>>,
+    ends: SmallVec<[u32; 4]>,
+    /// The one role that chooses here (the others have one move each),
+    /// whose edges hold the children; `None` where several choose.
+    single: Option<u8>,
+    /// Where several roles choose: joint move key ([`Graph::joint_key`])
+    /// to child, sorted by key.
+    children: Vec<(u64, NodeRef)>,
+    /// Where the product of the roles' move counts overflows a `u64`
+    /// (many roles choosing at once): the joint moves met so far, whose
+    /// positions are their keys.
+    wide: Option<Vec<SmallVec<[u16; 4]>>>,
     visits: u32,
     touched: u64,
 }
@@ -65,11 +91,85 @@ impl<S, Mv> Node<S, Mv> {
             solved: false,
             value: SmallVec::new(),
             expanded: false,
-            roles: Vec::new(),
+            edges: Vec::new(),
+            ends: SmallVec::new(),
+            single: None,
             children: Vec::new(),
+            wide: None,
             visits: 0,
             touched: 0,
         }
+    }
+
+    /// Role `r`'s moves and their statistics.
+    fn role(&self, r: usize) -> &[Edge<Mv>] {
+        let start = if r == 0 { 0 } else { self.ends[r - 1] as usize };
+        &self.edges[start..self.ends[r] as usize]
+    }
+
+    fn role_mut(&mut self, r: usize) -> &mut [Edge<Mv>] {
+        let start = if r == 0 { 0 } else { self.ends[r - 1] as usize };
+        &mut self.edges[start..self.ends[r] as usize]
+    }
+
+    /// The number of legal moves of role `r`.
+    fn moves(&self, r: usize) -> usize {
+        let start = if r == 0 { 0 } else { self.ends[r - 1] } as usize;
+        self.ends[r] as usize - start
+    }
+
+    /// The edge of role `r`'s `i`-th move.
+    fn edge_mut(&mut self, r: usize, i: usize) -> Option<&mut Edge<Mv>> {
+        let start = if r == 0 { 0 } else { *self.ends.get(r - 1)? } as usize;
+        let end = *self.ends.get(r)? as usize;
+        (start + i < end).then(|| &mut self.edges[start + i])
+    }
+
+    /// The one role with a choice here; `None` where two or more choose.
+    fn chooser(&self, roles: usize) -> Option<usize> {
+        let mut choosers = (0..roles).filter(|&r| self.moves(r) > 1);
+        let first = choosers.next();
+        if choosers.next().is_some() {
+            return None;
+        }
+        Some(first.unwrap_or(0))
+    }
+
+    /// Makes the node fresh for a new state, keeping its vectors' memory.
+    fn reset(&mut self, state: S, hash: u64, touched: u64) {
+        self.live = true;
+        self.state = Some(state);
+        self.hash = hash;
+        self.terminal = false;
+        self.solved = false;
+        self.value.clear();
+        self.expanded = false;
+        self.edges.clear();
+        self.ends.clear();
+        self.single = None;
+        self.children.clear();
+        self.wide = None;
+        self.visits = 0;
+        self.touched = touched;
+    }
+
+    /// Records the roles' legal moves (an expanded node).
+    fn set_moves(&mut self, moves: &[Vec<Mv>])
+    where
+        Mv: Copy,
+    {
+        self.edges.clear();
+        self.ends.clear();
+        self.edges.reserve_exact(moves.iter().map(Vec::len).sum());
+        for role in moves {
+            self.edges.extend(role.iter().map(|&mv| Edge::new(mv)));
+            self.ends.push(self.edges.len() as u32);
+        }
+        self.single = self.chooser(moves.len()).map(|c| c as u8);
+        let counts = (0..self.ends.len()).map(|r| self.moves(r) as u64);
+        let fits = counts.fold(Some(1u64), |p, k| p.and_then(|p| p.checked_mul(k)));
+        self.wide = (fits.is_none() && self.single.is_none()).then(Vec::new);
+        self.expanded = true;
     }
 }
 
@@ -82,10 +182,24 @@ pub struct Step {
 
 /// Where a selection ended.
 pub enum Leaf<S> {
-    /// Value known (terminal or solved): back it up now.
+    /// Value known (terminal or solved): back it up now, with
+    /// [`Graph::backprop_known`].
     Known(SmallVec<[f64; 4]>),
     /// A node whose value a rollout from this state estimates.
     Rollout(S),
+    /// ([`Graph::select_lazy`]) The path's last move leads to a child not
+    /// in the graph yet: the caller computes it from `parent` and the joint
+    /// move (each role's move index, [`Simulator::move_index`]), then
+    /// [`Graph::attach`]es it.
+    Expand { parent: S, joint: SmallVec<[u32; 4]> },
+}
+
+/// What [`Graph::attach`] is told of a new child.
+pub enum Outcome<'a> {
+    /// The game ends there with these goals (0..1 per role).
+    Terminal(&'a [f64]),
+    /// Each role's legal moves there, by index.
+    Legal(&'a [Vec<u32>]),
 }
 
 pub struct Graph<M: Simulator>
@@ -177,6 +291,10 @@ where
         self.nodes.get(r.idx as usize).filter(|n| n.live && n.gen == r.gen)
     }
 
+    fn get_mut(&mut self, r: NodeRef) -> Option<&mut Node<M::State, M::Move>> {
+        self.nodes.get_mut(r.idx as usize).filter(|n| n.live && n.gen == r.gen)
+    }
+
     /// Makes the node of `state` the root (reusing it if it is in the graph).
     pub fn set_root(&mut self, m: &mut M, state: M::State) -> Result<(), MachineError> {
         self.root = self.node_for(m, state)?;
@@ -187,18 +305,18 @@ where
         self.get(self.root).and_then(|n| n.state.as_ref())
     }
 
-    /// The node of `state`: found through the table, or made (recycling a
-    /// node when the pool is full).
-    fn node_for(&mut self, m: &mut M, state: M::State) -> Result<NodeRef, MachineError> {
-        let hash = m.state_hash(&state);
-        if let Some(cands) = self.table.get(&hash) {
-            for &i in cands {
-                let n = &self.nodes[i as usize];
-                if n.live && n.state.as_ref() == Some(&state) {
-                    return Ok(NodeRef { idx: i, gen: n.gen });
-                }
-            }
-        }
+    /// The live node of `state` (with hash `hash`), if any.
+    fn find(&self, hash: u64, state: &M::State) -> Option<NodeRef> {
+        let cands = self.table.get(&hash)?;
+        cands.iter().find_map(|&i| {
+            let n = &self.nodes[i as usize];
+            (n.live && n.state.as_ref() == Some(state)).then_some(NodeRef { idx: i, gen: n.gen })
+        })
+    }
+
+    /// A slot for a new node of `state`, fresh and in the table (recycling
+    /// a node when the pool is full).
+    fn make(&mut self, state: M::State, hash: u64) -> NodeRef {
         let idx = match self.free.pop() {
             Some(i) => i,
             None if self.nodes.len() < self.capacity => {
@@ -207,6 +325,21 @@ where
             }
             None => self.evict(),
         };
+        let n = &mut self.nodes[idx as usize];
+        n.reset(state, hash, self.iteration);
+        self.table.entry(hash).or_default().push(idx);
+        self.live += 1;
+        NodeRef { idx, gen: n.gen }
+    }
+
+    /// The node of `state`: found through the table, or made (recycling a
+    /// node when the pool is full) with its terminal flag and goals from
+    /// the machine.
+    fn node_for(&mut self, m: &mut M, state: M::State) -> Result<NodeRef, MachineError> {
+        let hash = m.state_hash(&state);
+        if let Some(r) = self.find(hash, &state) {
+            return Ok(r);
+        }
         let terminal = m.is_terminal(&state)?;
         let mut value = SmallVec::new();
         if terminal {
@@ -214,21 +347,12 @@ where
                 value.push(m.goal(&state, r)?.score() as f64 / 100.0);
             }
         }
-        let n = &mut self.nodes[idx as usize];
-        n.live = true;
-        n.state = Some(state);
-        n.hash = hash;
+        let r = self.make(state, hash);
+        let n = &mut self.nodes[r.idx as usize];
         n.terminal = terminal;
         n.solved = terminal;
         n.value = value;
-        n.expanded = false;
-        n.roles.clear();
-        n.children.clear();
-        n.visits = 0;
-        n.touched = self.iteration;
-        self.table.entry(hash).or_default().push(idx);
-        self.live += 1;
-        Ok(NodeRef { idx, gen: n.gen })
+        Ok(r)
     }
 
     /// Recycles the least recently visited of a sample of nodes (never the
@@ -270,8 +394,6 @@ where
         n.live = false;
         n.gen = n.gen.wrapping_add(1);
         n.state = None;
-        n.roles = Vec::new();
-        n.children = Vec::new();
         self.live -= 1;
     }
 
@@ -280,16 +402,21 @@ where
             .state
             .clone()
             .ok_or_else(|| MachineError::Other("a node without a state".into()))?;
-        let mut roles = Vec::with_capacity(self.roles);
-        let mut stuck = false;
+        let mut moves: SmallVec<[Vec<M::Move>; 4]> = SmallVec::new();
         for role in 0..self.roles {
             m.legal_moves(&state, role, &mut self.scratch)?;
-            stuck |= self.scratch.is_empty();
-            let k = self.scratch.len();
-            roles.push(RoleMoves { moves: self.scratch.clone(), visits: vec![0; k], sums: vec![0.0; k] });
+            if self.scratch.len() > u16::MAX as usize {
+                // Paths name moves by a u16 index.
+                return Err(MachineError::Other(format!(
+                    "role {role} has {} legal moves; the search handles at most {}",
+                    self.scratch.len(),
+                    u16::MAX
+                )));
+            }
+            moves.push(self.scratch.clone());
         }
         let n = &mut self.nodes[r.idx as usize];
-        if stuck {
+        if moves.iter().any(|m| m.is_empty()) {
             // A role without a legal move in a non-terminal state (a broken
             // game): treat it as the end, with the goals the rules give.
             n.terminal = true;
@@ -299,8 +426,7 @@ where
                 .collect::<Result<_, _>>()?;
             return Ok(());
         }
-        n.roles = roles;
-        n.expanded = true;
+        n.set_moves(&moves);
         if self.expand_terminal {
             self.link_terminal_children(m, r, &state)?;
         }
@@ -311,12 +437,11 @@ where
     /// (the others have one move each).
     fn link_terminal_children(&mut self, m: &mut M, r: NodeRef, state: &M::State) -> Result<(), MachineError> {
         let n = &self.nodes[r.idx as usize];
-        let choosers: SmallVec<[usize; 2]> = (0..self.roles).filter(|&x| n.roles[x].moves.len() > 1).collect();
-        let [chooser] = choosers[..] else { return Ok(()) };
-        let mut joint: Vec<M::Move> = n.roles.iter().map(|rm| rm.moves[0]).collect();
-        for i in 0..n.roles[chooser].moves.len() {
+        let Some(chooser) = n.chooser(self.roles).filter(|&c| n.moves(c) > 1) else { return Ok(()) };
+        let mut joint: Vec<M::Move> = (0..self.roles).map(|x| n.role(x)[0].mv).collect();
+        for i in 0..n.moves(chooser) {
             let Some(n) = self.get(r) else { return Ok(()) };
-            joint[chooser] = n.roles[chooser].moves[i];
+            joint[chooser] = n.role(chooser)[i].mv;
             let next = m.next_state(state, &joint)?;
             if !m.is_terminal(&next)? {
                 continue;
@@ -326,15 +451,28 @@ where
             moves[chooser] = i as u16;
             self.link(r, &moves, child);
         }
+        // A win one move away solves the node now.
+        self.solve(r);
         Ok(())
     }
 
     /// Records `child` as where `moves` lead from `parent` (if it is still live).
     fn link(&mut self, parent: NodeRef, moves: &[u16], child: NodeRef) {
-        let Some(n) = self.nodes.get_mut(parent.idx as usize).filter(|n| n.live && n.gen == parent.gen) else {
+        let Some(n) = self.get_mut(parent) else { return };
+        if let Some(c) = n.single {
+            if let Some(e) = n.edge_mut(c as usize, moves[c as usize] as usize) {
+                e.child = child;
+            }
             return;
+        }
+        let joint = match (Self::joint_key(n, moves), &mut n.wide) {
+            (Some(k), _) => k,
+            (None, Some(wide)) => {
+                wide.push(moves.iter().copied().collect());
+                wide.len() as u64 - 1
+            }
+            (None, None) => return,
         };
-        let joint = Self::joint_index(n, moves);
         let at = n.children.binary_search_by_key(&joint, |&(j, _)| j).unwrap_or_else(|e| e);
         if n.children.get(at).is_some_and(|&(j, _)| j == joint) {
             n.children[at].1 = child;
@@ -343,15 +481,23 @@ where
         }
     }
 
-    fn joint_index(n: &Node<M::State, M::Move>, moves: &[u16]) -> u32 {
-        let mut j = 0u32;
-        for (r, &m) in moves.iter().enumerate() {
-            j = j * n.roles[r].moves.len() as u32 + m as u32;
+    /// The key of the joint move `moves` (each role's move index) among
+    /// `n`'s children: the mixed-radix number of the move indices, or on a
+    /// wide node its position in the node's list (`None` if not there).
+    fn joint_key(n: &Node<M::State, M::Move>, moves: &[u16]) -> Option<u64> {
+        match &n.wide {
+            None => Some(moves.iter().enumerate().fold(0u64, |j, (r, &m)| j * n.moves(r) as u64 + m as u64)),
+            Some(wide) => wide.iter().position(|w| w[..] == *moves).map(|i| i as u64),
         }
-        j
     }
 
-    fn child(&self, n: &Node<M::State, M::Move>, joint: u32) -> Option<NodeRef> {
+    /// The live child that `moves` lead to from `n`, if it is known.
+    fn child(&self, n: &Node<M::State, M::Move>, moves: &[u16]) -> Option<NodeRef> {
+        if let Some(c) = n.single {
+            let c = n.role(c as usize).get(moves[c as usize] as usize)?.child;
+            return self.get(c).map(|_| c);
+        }
+        let joint = Self::joint_key(n, moves)?;
         let i = n.children.binary_search_by_key(&joint, |&(j, _)| j).ok()?;
         let c = n.children[i].1;
         self.get(c).map(|_| c)
@@ -362,27 +508,30 @@ where
         let c = self.exploration;
         let mut out = SmallVec::new();
         for role in 0..self.roles {
-            let n = &self.nodes[r.idx as usize];
-            let rm = &n.roles[role];
-            if rm.moves.len() == 1 {
+            let edges = self.nodes[r.idx as usize].role(role);
+            let k = edges.len();
+            if k == 1 {
                 out.push(0);
                 continue;
             }
-            let total: u32 = rm.visits.iter().sum();
+            let total: u32 = edges.iter().map(|e| e.visits).sum();
             let ln = (total.max(1) as f64).ln();
-            let mut best = 0usize;
+            // Ties go to the first met from a random offset.
+            let offset = self.rng.below(k);
+            let edges = self.nodes[r.idx as usize].role(role);
+            let mut best = offset;
             let mut best_score = f64::NEG_INFINITY;
-            let offset = self.rng.below(rm.moves.len());
-            for k in 0..rm.moves.len() {
-                let i = (k + offset) % rm.moves.len();
-                let v = rm.visits[i];
-                let score = if v == 0 { f64::INFINITY } else { rm.sums[i] / v as f64 + c * (ln / v as f64).sqrt() };
+            for i in (offset..k).chain(0..offset) {
+                let e = &edges[i];
+                if e.visits == 0 {
+                    best = i;
+                    break;
+                }
+                let v = e.visits as f64;
+                let score = e.sum / v + c * (ln / v).sqrt();
                 if score > best_score {
                     best_score = score;
                     best = i;
-                }
-                if score == f64::INFINITY {
-                    break;
                 }
             }
             out.push(best as u16);
@@ -395,12 +544,24 @@ where
     /// and where it ended. Expands the first node it meets that has no
     /// moves yet, and creates the child it moves to.
     pub fn select(&mut self, m: &mut M, path: &mut Vec<Step>) -> Result<Leaf<M::State>, MachineError> {
+        self.walk(m, path, false)
+    }
+
+    /// [`Graph::select`], except that a child not in the graph yet is left
+    /// for the caller to compute ([`Leaf::Expand`], where the machine
+    /// indexes its moves).
+    pub fn select_lazy(&mut self, m: &mut M, path: &mut Vec<Step>) -> Result<Leaf<M::State>, MachineError> {
+        self.walk(m, path, true)
+    }
+
+    fn walk(&mut self, m: &mut M, path: &mut Vec<Step>, lazy: bool) -> Result<Leaf<M::State>, MachineError> {
         self.iteration += 1;
         path.clear();
         let mut cur = self.root;
+        let no_state = || MachineError::Other("a node without a state".into());
         loop {
             let it = self.iteration;
-            let Some(n) = self.nodes.get_mut(cur.idx as usize).filter(|n| n.live && n.gen == cur.gen) else {
+            let Some(n) = self.get_mut(cur) else {
                 return Err(MachineError::Other("the search root was recycled".into()));
             };
             n.touched = it;
@@ -412,7 +573,7 @@ where
                 // Making terminal children may have recycled this node
                 // (a full pool of nodes all used in this iteration).
                 if self.get(cur).is_none() {
-                    return self.select(m, path);
+                    return self.walk(m, path, lazy);
                 }
                 let n = &self.nodes[cur.idx as usize];
                 if n.terminal {
@@ -423,48 +584,39 @@ where
             let n = &mut self.nodes[cur.idx as usize];
             n.visits += 1;
             for (role, &mv) in moves.iter().enumerate() {
-                n.roles[role].visits[mv as usize] += 1;
+                n.role_mut(role)[mv as usize].visits += 1;
             }
-            let joint = Self::joint_index(n, &moves);
-            path.push(Step { node: cur, moves: moves.clone() });
-            let existing = self.child(&self.nodes[cur.idx as usize], joint);
+            let existing = self.child(&self.nodes[cur.idx as usize], &moves);
+            path.push(Step { node: cur, moves });
+            let moves = &path[path.len() - 1].moves;
             match existing {
                 // A move back to a state on this path (a pass, a repetition):
                 // going on would walk the cycle; its value is a rollout's.
                 Some(c) if path.iter().any(|s| s.node == c) => {
-                    let cn = &self.nodes[c.idx as usize];
-                    return Ok(Leaf::Rollout(
-                        cn.state.clone().ok_or_else(|| MachineError::Other("a node without a state".into()))?,
-                    ));
+                    return Ok(Leaf::Rollout(self.nodes[c.idx as usize].state.clone().ok_or_else(no_state)?));
                 }
                 Some(c) => cur = c,
                 None => {
                     let n = &self.nodes[cur.idx as usize];
-                    let state = n.state.clone().ok_or_else(|| MachineError::Other("a node without a state".into()))?;
-                    let jm: Vec<M::Move> =
-                        moves.iter().enumerate().map(|(r, &mv)| n.roles[r].moves[mv as usize]).collect();
+                    let state = n.state.clone().ok_or_else(no_state)?;
+                    let jm: SmallVec<[M::Move; 4]> =
+                        moves.iter().enumerate().map(|(r, &mv)| n.role(r)[mv as usize].mv).collect();
+                    if lazy {
+                        let joint: Option<SmallVec<[u32; 4]>> = jm.iter().map(|&mv| m.move_index(mv)).collect();
+                        if let Some(joint) = joint {
+                            return Ok(Leaf::Expand { parent: state, joint });
+                        }
+                    }
+                    let moves = moves.clone();
                     let next = m.next_state(&state, &jm)?;
                     let child = self.node_for(m, next)?;
-                    let prior = self.predict(m, child);
-                    let prior_visits = self.heuristic.as_ref().map_or(0, |h| h.prior_visits);
                     // The parent may have been recycled while making the
                     // child (pool full): then the path is stale; start over.
                     if self.get(cur).is_none() {
-                        return self.select(m, path);
+                        return self.walk(m, path, lazy);
                     }
                     self.link(cur, &moves, child);
-                    let n = &mut self.nodes[cur.idx as usize];
-                    // Heuristic initialisation: a move tried for the first
-                    // time counts `prior_visits` visits at its child's
-                    // predicted value (once: not again for another reply
-                    // of the other roles, nor for a recycled child).
-                    for (role, v) in prior.iter().flatten().enumerate() {
-                        let rm = &mut n.roles[role];
-                        if v.is_finite() && rm.moves.len() > 1 && rm.visits[moves[role] as usize] == 1 {
-                            rm.visits[moves[role] as usize] += prior_visits;
-                            rm.sums[moves[role] as usize] += prior_visits as f64 * v;
-                        }
-                    }
+                    self.initialise(m, cur, &moves, child);
                     let cn = &mut self.nodes[child.idx as usize];
                     cn.touched = it;
                     if cn.terminal || cn.solved {
@@ -472,119 +624,258 @@ where
                         self.update_solved(path);
                         return Ok(Leaf::Known(v));
                     }
-                    return Ok(Leaf::Rollout(
-                        cn.state.clone().ok_or_else(|| MachineError::Other("a node without a state".into()))?,
-                    ));
+                    return Ok(Leaf::Rollout(cn.state.clone().ok_or_else(no_state)?));
                 }
             }
         }
     }
 
-    /// Adds `value` (per role, 0..1) to every move on `path`; steps whose
-    /// node was recycled since are skipped.
-    pub fn backprop(&mut self, path: &[Step], value: &[f64]) {
-        for s in path {
-            let Some(n) = self.nodes.get_mut(s.node.idx as usize).filter(|n| n.live && n.gen == s.node.gen) else {
+    /// Heuristic initialisation: a move with no value backed up yet counts
+    /// the evaluator's prior visits at its child's predicted value (once:
+    /// not again for another reply of the other roles, nor for a recycled
+    /// child).
+    fn initialise(&mut self, m: &M, parent: NodeRef, moves: &[u16], child: NodeRef) {
+        let Some(prior) = self.predict(m, child) else { return };
+        let prior_visits = self.heuristic.as_ref().map_or(0, |h| h.prior_visits);
+        let Some(n) = self.get_mut(parent) else { return };
+        for (role, &v) in prior.iter().enumerate() {
+            if !v.is_finite() || n.moves(role) < 2 {
                 continue;
-            };
-            for (role, &mv) in s.moves.iter().enumerate() {
-                if let Some(sum) = n.roles.get_mut(role).and_then(|rm| rm.sums.get_mut(mv as usize)) {
-                    *sum += value.get(role).copied().unwrap_or(0.0);
+            }
+            if let Some(e) = n.edge_mut(role, moves[role] as usize).filter(|e| e.backed == 0) {
+                e.visits += prior_visits;
+                e.backed += prior_visits;
+                e.sum += prior_visits as f64 * v;
+            }
+        }
+    }
+
+    /// Puts the child that the last step of `path` (a [`Leaf::Expand`])
+    /// leads to into the graph, as computed elsewhere: its state, and
+    /// either its goals (0..1, terminal) or each role's legal moves (by
+    /// index, ascending, as [`Simulator::move_index`] numbers them). Does
+    /// nothing when the parent was recycled since.
+    pub fn attach(
+        &mut self,
+        m: &mut M,
+        path: &[Step],
+        state: M::State,
+        outcome: Outcome<'_>,
+    ) -> Result<(), MachineError> {
+        let Some(step) = path.last() else { return Ok(()) };
+        let (parent, moves) = (step.node, &step.moves);
+        if self.get(parent).is_none() {
+            return Ok(());
+        }
+        let hash = m.state_hash(&state);
+        let (child, new) = match self.find(hash, &state) {
+            Some(c) => (c, false),
+            None => (self.make(state, hash), true),
+        };
+        if new {
+            let n = &mut self.nodes[child.idx as usize];
+            match outcome {
+                Outcome::Terminal(goals) => {
+                    n.terminal = true;
+                    n.solved = true;
+                    n.value.extend(goals.iter().copied());
+                }
+                Outcome::Legal(legal) => {
+                    let mut moves: SmallVec<[Vec<M::Move>; 4]> = SmallVec::new();
+                    for (role, ids) in legal.iter().enumerate() {
+                        let mut mv: Vec<M::Move> = ids.iter().filter_map(|&i| m.move_from_index(i)).collect();
+                        m.restrict_moves(role, &mut mv);
+                        moves.push(mv);
+                    }
+                    // Left unexpanded (the machine expands it when it is
+                    // reached) if a role has none, or too many to index.
+                    if moves.len() == self.roles
+                        && moves.iter().all(|mv| !mv.is_empty() && mv.len() <= u16::MAX as usize)
+                    {
+                        n.set_moves(&moves);
+                    }
                 }
             }
         }
+        // Making the child may have recycled the parent (a full pool).
+        if self.get(parent).is_none() {
+            return Ok(());
+        }
+        self.link(parent, moves, child);
+        if new {
+            self.initialise(m, parent, moves, child);
+            let c = &self.nodes[child.idx as usize];
+            if self.expand_terminal && c.expanded {
+                if let Some(state) = c.state.clone() {
+                    self.link_terminal_children(m, child, &state)?;
+                }
+            }
+        }
+        if self.get(child).is_some_and(|c| c.solved) {
+            self.update_solved(path);
+        }
+        Ok(())
+    }
+
+    /// Adds a rollout's `value` (per role, 0..1) to every move on `path`;
+    /// steps whose node was recycled since are skipped.
+    pub fn backprop(&mut self, path: &[Step], value: &[f64]) {
+        for s in path {
+            let Some(n) = self.get_mut(s.node) else { continue };
+            for (role, &mv) in s.moves.iter().enumerate() {
+                if let Some(e) = n.edge_mut(role, mv as usize) {
+                    e.sum += value.get(role).copied().unwrap_or(0.0);
+                    e.backed += 1;
+                }
+            }
+        }
+    }
+
+    /// [`Graph::backprop`] of the value of a terminal or solved leaf
+    /// ([`Leaf::Known`]), then solves what it decides on the way up (only
+    /// such a value can solve a node).
+    pub fn backprop_known(&mut self, path: &[Step], value: &[f64]) {
+        self.backprop(path, value);
         self.update_solved(path);
+    }
+
+    /// Takes back the visits a selection added along `path` whose value
+    /// will never be backed up (steps whose node was recycled since are
+    /// skipped: their statistics went with them).
+    pub fn unvisit(&mut self, path: &[Step]) {
+        for s in path {
+            let Some(n) = self.get_mut(s.node) else { continue };
+            n.visits = n.visits.saturating_sub(1);
+            for (role, &mv) in s.moves.iter().enumerate() {
+                if let Some(e) = n.edge_mut(role, mv as usize) {
+                    e.visits = e.visits.saturating_sub(1);
+                }
+            }
+        }
+    }
+
+    /// Checks that every move's visits equal the values backed up through
+    /// it (true whenever no selection is in flight); the first move where
+    /// they differ, if any.
+    pub fn check_visits(&self) -> Result<(), String> {
+        for (i, n) in self.nodes.iter().enumerate().filter(|(_, n)| n.live) {
+            for role in 0..n.ends.len() {
+                for (k, e) in n.role(role).iter().enumerate() {
+                    if e.visits != e.backed {
+                        return Err(format!(
+                            "node {i}, role {role}, move {k}: {} visits, {} values backed up",
+                            e.visits, e.backed
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Solves nodes on `path` from the bottom up, as far as their value is
     /// determined: a node where one role chooses (the others have one move)
     /// is solved once a child gives the chooser the best possible value
     /// (its greatest reachable goal, `goal_max`), or once every child is
-    /// solved (the chooser takes the best).
+    /// solved (the chooser takes the best). Nodes where two or more roles
+    /// choose at once are not solved: their value under best play is a
+    /// mixed strategy's, which needs more than the children's values.
     fn update_solved(&mut self, path: &[Step]) {
         for s in path.iter().rev() {
-            let Some(n) = self.get(s.node) else { return };
-            if n.solved || !n.expanded {
-                if n.solved {
-                    continue;
-                }
+            if !self.solve(s.node) {
                 return;
             }
-            let choosers: SmallVec<[usize; 2]> = (0..self.roles).filter(|&r| n.roles[r].moves.len() > 1).collect();
-            if choosers.len() > 1 {
-                return;
-            }
-            let chooser = choosers.first().copied().unwrap_or(0);
-            let k = n.roles[chooser].moves.len();
-            let mut best: Option<SmallVec<[f64; 4]>> = None;
-            let mut all = true;
-            for i in 0..k {
-                let mut moves: SmallVec<[u16; 4]> = SmallVec::from_elem(0, self.roles);
-                moves[chooser] = i as u16;
-                let joint = Self::joint_index(n, &moves);
-                match self.child(n, joint).and_then(|c| self.get(c)).filter(|c| c.solved) {
-                    Some(c) => {
-                        if best.as_ref().is_none_or(|b| c.value[chooser] > b[chooser]) {
-                            best = Some(c.value.clone());
-                        }
-                    }
-                    None => all = false,
-                }
-            }
-            let done = match &best {
-                Some(b) if b[chooser] >= self.goal_max[chooser] - 1e-9 => true,
-                Some(_) => all,
-                None => false,
-            };
-            if !done {
-                return;
-            }
-            let value = best.unwrap_or_default();
-            let n = &mut self.nodes[s.node.idx as usize];
-            n.solved = true;
-            n.value = value;
         }
+    }
+
+    /// Solves node `r` if its children decide its value (see
+    /// [`Graph::update_solved`]); whether it is solved.
+    fn solve(&mut self, r: NodeRef) -> bool {
+        let Some(n) = self.get(r) else { return false };
+        if n.solved {
+            return true;
+        }
+        if !n.expanded {
+            return false;
+        }
+        let Some(chooser) = n.chooser(self.roles) else { return false };
+        let mut best: Option<&SmallVec<[f64; 4]>> = None;
+        let mut all = true;
+        let mut moves: SmallVec<[u16; 4]> = SmallVec::from_elem(0, self.roles);
+        for i in 0..n.moves(chooser) {
+            moves[chooser] = i as u16;
+            match self.child(n, &moves).and_then(|c| self.get(c)).filter(|c| c.solved) {
+                Some(c) => {
+                    if best.is_none_or(|b| c.value[chooser] > b[chooser]) {
+                        best = Some(&c.value);
+                    }
+                }
+                None => all = false,
+            }
+        }
+        let done = match best {
+            Some(b) if b[chooser] >= self.goal_max[chooser] - 1e-9 => true,
+            Some(_) => all,
+            None => false,
+        };
+        if !done {
+            return false;
+        }
+        let value = best.cloned().unwrap_or_default();
+        let n = &mut self.nodes[r.idx as usize];
+        n.solved = true;
+        n.value = value;
+        true
     }
 
     /// At the root, `role`'s move to play: the solved best if the root is
     /// solved, else the most visited. With its mean value (0..1) and visits.
     pub fn best(&self, role: usize) -> Option<(M::Move, f64, u32)> {
         let n = self.get(self.root)?;
-        let rm = n.roles.get(role)?;
+        if role >= n.ends.len() {
+            return None;
+        }
+        let edges = n.role(role);
         if n.solved {
             // The chooser's best solved child; others: any move.
-            for i in 0..rm.moves.len() {
-                let mut moves: SmallVec<[u16; 4]> = SmallVec::from_elem(0, self.roles);
+            let mut moves: SmallVec<[u16; 4]> = SmallVec::from_elem(0, self.roles);
+            for (i, e) in edges.iter().enumerate() {
                 moves[role] = i as u16;
-                let joint = Self::joint_index(n, &moves);
-                if let Some(c) = self.child(n, joint).and_then(|c| self.get(c)) {
+                if let Some(c) = self.child(n, &moves).and_then(|c| self.get(c)) {
                     if c.solved && c.value.get(role) == n.value.get(role) {
-                        return Some((rm.moves[i], n.value[role], rm.visits[i]));
+                        return Some((e.mv, n.value[role], e.visits));
                     }
                 }
             }
         }
-        let i = (0..rm.moves.len()).max_by_key(|&i| rm.visits[i])?;
-        let mean = if rm.visits[i] > 0 { rm.sums[i] / rm.visits[i] as f64 } else { 0.0 };
-        Some((rm.moves[i], mean, rm.visits[i]))
+        let e = edges.iter().max_by_key(|e| e.visits)?;
+        let mean = if e.visits > 0 { e.sum / e.visits as f64 } else { 0.0 };
+        Some((e.mv, mean, e.visits))
     }
 
     /// The root's move statistics of `role` (for merging root-parallel graphs).
     pub fn root_stats(&self, role: usize) -> Option<(Vec<M::Move>, Vec<u32>, Vec<f64>)> {
-        let rm = self.get(self.root)?.roles.get(role)?;
-        Some((rm.moves.clone(), rm.visits.clone(), rm.sums.clone()))
+        let n = self.get(self.root)?;
+        if role >= n.ends.len() {
+            return None;
+        }
+        let edges = n.role(role);
+        Some((
+            edges.iter().map(|e| e.mv).collect(),
+            edges.iter().map(|e| e.visits).collect(),
+            edges.iter().map(|e| e.sum).collect(),
+        ))
     }
 
     /// Replaces the root's move statistics of `role` (after merging).
     pub fn set_root_stats(&mut self, role: usize, visits: Vec<u32>, sums: Vec<f64>) {
         let r = self.root;
-        if let Some(n) = self.nodes.get_mut(r.idx as usize).filter(|n| n.live && n.gen == r.gen) {
-            if let Some(rm) = n.roles.get_mut(role) {
-                if rm.visits.len() == visits.len() {
-                    rm.visits = visits;
-                    rm.sums = sums;
-                }
-            }
+        let Some(n) = self.get_mut(r) else { return };
+        if role >= n.ends.len() || n.moves(role) != visits.len() || visits.len() != sums.len() {
+            return;
+        }
+        for (e, (v, s)) in n.role_mut(role).iter_mut().zip(visits.into_iter().zip(sums)) {
+            (e.visits, e.backed, e.sum) = (v, v, s);
         }
     }
 
@@ -592,11 +883,14 @@ where
         self.get(self.root).filter(|n| n.solved).map(|n| n.value.clone())
     }
 
+    /// Whether the root is solved (no allocation, for hot loops).
+    pub fn is_root_solved(&self) -> bool {
+        self.get(self.root).is_some_and(|n| n.solved)
+    }
+
     /// The role that has a choice at the root (the first with more than one
     /// legal move), or role 0.
     pub fn chooser(&self) -> usize {
-        self.get(self.root)
-            .and_then(|n| (0..self.roles).find(|&r| n.roles.get(r).is_some_and(|rm| rm.moves.len() > 1)))
-            .unwrap_or(0)
+        self.get(self.root).and_then(|n| (0..n.ends.len()).find(|&r| n.moves(r) > 1)).unwrap_or(0)
     }
 }

@@ -15,12 +15,14 @@
 
 pub mod factored;
 pub mod graph;
+mod lanes;
 pub mod uct;
 
 pub use factored::Factored;
 pub use graph::{Graph, Leaf, NodeRef, Step};
 
 use crate::heuristic::Evaluator;
+use crate::lanes::LANES;
 use crate::machine::MachineError;
 use crate::rng::Rng;
 use crate::simulate::Simulator;
@@ -70,6 +72,10 @@ pub struct Config {
     /// the rollouts per second, but fewer iterations; off by default until
     /// matches show it plays better.
     pub batch: bool,
+    /// Lane-parallel search: each lane of the machine's bit-parallel code
+    /// plays one rollout from a different leaf (where the machine has lane
+    /// code; else rollouts run one at a time).
+    pub lanes: bool,
     /// A learnt state evaluator (from the meta-game analysis): each new
     /// node starts with `prior_visits` virtual visits at its prediction.
     pub heuristic: Option<Arc<Evaluator>>,
@@ -97,6 +103,7 @@ impl Default for Config {
             seed: 1,
             greedy: false,
             batch: false,
+            lanes: false,
             heuristic: None,
             factors: Vec::new(),
             goal_max: Vec::new(),
@@ -151,6 +158,13 @@ struct Reply {
 
 const QUEUE: usize = 256;
 
+/// Asked at every selection whether to stop before the deadline (shared
+/// by the threads of root parallelisation).
+pub type Interrupt = dyn Fn() -> bool + Sync;
+
+/// How long the pipeline waits at its deadline for the rollouts in flight.
+const DRAIN: Duration = Duration::from_millis(20);
+
 /// Up to `count` rollouts from `s` (fewer when `stop` says so), their
 /// goals / 100 added to `sums`: greedy ones, or the machine's own (native,
 /// in batches where it can). Returns how many ran.
@@ -195,6 +209,9 @@ where
     /// Seeds each run, so that successive runs (pondering in slices) do
     /// not repeat the same playouts.
     seeds: Rng,
+    /// The search thread's lane runner (lane-parallel search), kept
+    /// between runs.
+    runner: Option<crate::native::LaneRunner>,
 }
 
 impl<M: Simulator> Search<M>
@@ -209,7 +226,8 @@ where
         graph.set_expand_terminal(config.expand_terminal);
         let seeds = Rng::new(config.seed ^ 0x5eed);
         let per_request = if config.batch { machine.preferred_batch() } else { 1 };
-        Ok(Search { graph, machine, config, per_request, seeds })
+        let runner = if config.lanes { machine.lane_runner() } else { None };
+        Ok(Search { graph, machine, config, per_request, seeds, runner })
     }
 
     pub fn machine(&mut self) -> &mut M {
@@ -223,18 +241,115 @@ where
 
     /// Searches until `deadline`.
     pub fn run(&mut self, deadline: Instant) -> Result<Stats, MachineError> {
+        self.run_until(deadline, &|| false)
+    }
+
+    /// Searches until `deadline`, or until `interrupt` says so (it is asked
+    /// at every selection: the player stops pondering when a request
+    /// comes, so that its threads live as long as it has nothing else to
+    /// do). Every selection's value is backed up, or its visits taken back,
+    /// before this returns.
+    pub fn run_until(&mut self, deadline: Instant, interrupt: &Interrupt) -> Result<Stats, MachineError> {
         let rollout_threads = self.config.threads.saturating_sub(1);
         if self.config.mode == Mode::Root && self.config.threads > 1 {
-            return self.run_root(deadline);
+            return self.run_root(deadline, interrupt);
+        }
+        if self.runner.is_some() {
+            let n = if self.machine.portable_states() { rollout_threads } else { 0 };
+            return self.run_lanes(deadline, interrupt, n);
         }
         if rollout_threads == 0 || !self.machine.portable_states() {
-            return self.run_inline(deadline);
+            return self.run_inline(deadline, interrupt);
         }
-        self.run_pipeline(deadline, rollout_threads)
+        self.run_pipeline(deadline, interrupt, rollout_threads)
+    }
+
+    /// Whether rollouts run lane-parallel ([`Config::lanes`] on a machine
+    /// with lane code).
+    pub fn lane_parallel(&self) -> bool {
+        self.runner.is_some()
+    }
+
+    /// One thread: lane-parallel where the machine can, else one rollout
+    /// (or batch) per iteration.
+    fn run_single(&mut self, deadline: Instant, interrupt: &Interrupt) -> Result<Stats, MachineError> {
+        if self.runner.is_some() {
+            return self.run_lanes(deadline, interrupt, 0);
+        }
+        self.run_inline(deadline, interrupt)
+    }
+
+    /// Lane-parallel search: this thread's lanes, and `n` rollout threads
+    /// with lanes of their own (see [`lanes`]).
+    fn run_lanes(&mut self, deadline: Instant, interrupt: &Interrupt, n: usize) -> Result<Stats, MachineError> {
+        let start = Instant::now();
+        let pin_threads = self.config.pin;
+        if pin_threads {
+            pin(0);
+        }
+        let seed = self.seeds.next_u64();
+        // Enough requests that the rollout threads' lanes never wait.
+        let target = n * LANES * 5 / 4;
+        let requests = ArrayQueue::new(target.max(1));
+        let replies = ArrayQueue::new(2 * target.max(1) + 2);
+        let stop = AtomicBool::new(false);
+        let mut workers = Vec::with_capacity(n);
+        for _ in 0..n {
+            let m = self.machine.clone();
+            let runner = m.lane_runner().ok_or_else(|| MachineError::Other("no lane code".into()))?;
+            workers.push((m, runner));
+        }
+        let Search { graph, machine, runner, .. } = self;
+        let Some(runner) = runner else { return Err(MachineError::Other("no lane code".into())) };
+        let (streamed, counts, worker_errors) = std::thread::scope(|scope| {
+            let (requests, replies, stop) = (&requests, &replies, &stop);
+            let handles: Vec<_> = workers
+                .into_iter()
+                .enumerate()
+                .map(|(t, (m, mut r))| {
+                    scope.spawn(move || {
+                        if pin_threads {
+                            pin(t + 1);
+                        }
+                        let seed = seed.wrapping_add(1 + t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                        lanes::QueueSource::new(m, requests, replies, stop).run(&mut r, seed)
+                    })
+                })
+                .collect();
+            let remote = (n > 0).then(|| lanes::Remote::new(requests, replies, target));
+            let mut source = lanes::TreeSource::new(graph, machine, remote, deadline, interrupt);
+            let streamed = runner.stream(&mut source, seed, crate::playout::MAX_PLAYOUT_STEPS as u32);
+            source.drain(stop, Duration::from_secs(1));
+            // Release: see `drain`; set here too when there is no remote.
+            stop.store(true, Ordering::Release);
+            let errors: Vec<MachineError> = handles
+                .into_iter()
+                .filter_map(|h| match h.join() {
+                    Ok(r) => r.err(),
+                    Err(_) => Some(MachineError::Other("a rollout thread panicked".into())),
+                })
+                .collect();
+            (streamed, (source.iterations, source.rollouts, source.error.take()), errors)
+        });
+        streamed?;
+        let (iterations, rollouts, error) = counts;
+        if let Some(e) = error.or(worker_errors.into_iter().next()) {
+            return Err(e);
+        }
+        Ok(Stats {
+            seconds: start.elapsed().as_secs_f64(),
+            iterations,
+            rollouts,
+            nodes: self.graph.live_nodes(),
+            pool: self.graph.capacity(),
+            search_busy: 1.0,
+            rollout_idle: 0.0,
+            per_request: 1,
+        })
     }
 
     /// One thread: select, roll out, back up.
-    fn run_inline(&mut self, deadline: Instant) -> Result<Stats, MachineError> {
+    fn run_inline(&mut self, deadline: Instant, interrupt: &Interrupt) -> Result<Stats, MachineError> {
         let start = Instant::now();
         let mut path = Vec::new();
         let mut rng = Rng::new(self.seeds.next_u64());
@@ -251,7 +366,7 @@ where
                 stats.rollouts += n as u64;
             }
             stats.iterations += 1;
-            if Instant::now() >= deadline || self.graph.root_solved().is_some() {
+            if Instant::now() >= deadline || self.graph.is_root_solved() || interrupt() {
                 break;
             }
         }
@@ -268,8 +383,9 @@ where
     /// the leaf's value was known.
     fn iterate_here(&mut self, path: &mut Vec<Step>, rng: &mut Rng) -> Result<Option<(Duration, u32)>, MachineError> {
         match self.graph.select(&mut self.machine, path)? {
+            Leaf::Expand { .. } => Err(MachineError::Other("an unexpanded child from an eager selection".into())),
             Leaf::Known(v) => {
-                self.graph.backprop(path, &v);
+                self.graph.backprop_known(path, &v);
                 Ok(None)
             }
             Leaf::Rollout(s) => {
@@ -303,7 +419,7 @@ where
     }
 
     /// The pipeline: this thread searches, `n` threads roll out.
-    fn run_pipeline(&mut self, deadline: Instant, n: usize) -> Result<Stats, MachineError> {
+    fn run_pipeline(&mut self, deadline: Instant, interrupt: &Interrupt, n: usize) -> Result<Stats, MachineError> {
         let start = Instant::now();
         let requests: ArrayQueue<Request<M::State>> = ArrayQueue::new(QUEUE);
         let replies: ArrayQueue<Reply> = ArrayQueue::new(QUEUE * 2);
@@ -365,7 +481,7 @@ where
             if pin_threads {
                 pin(0);
             }
-            let r = self.search_loop(deadline, &requests, &replies, &mut stats);
+            let r = self.search_loop(deadline, interrupt, &requests, &replies, &stop, &mut stats);
             stop.store(true, Ordering::Release);
             for w in workers {
                 match w.join() {
@@ -386,11 +502,14 @@ where
         Ok(stats)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn search_loop(
         &mut self,
         deadline: Instant,
+        interrupt: &Interrupt,
         requests: &ArrayQueue<Request<M::State>>,
         replies: &ArrayQueue<Reply>,
+        stop: &AtomicBool,
         stats: &mut Stats,
     ) -> Result<(), MachineError> {
         let start = Instant::now();
@@ -410,7 +529,7 @@ where
                 self.absorb(&rep, &mut pending);
                 free_ids.push(rep.id);
             }
-            if Instant::now() >= deadline {
+            if Instant::now() >= deadline || interrupt() {
                 break;
             }
             if in_flight >= QUEUE || requests.is_full() {
@@ -423,7 +542,10 @@ where
                 }
             } else {
                 match self.graph.select(&mut self.machine, &mut path)? {
-                    Leaf::Known(v) => self.graph.backprop(&path, &v),
+                    Leaf::Expand { .. } => {
+                        return Err(MachineError::Other("an unexpanded child from an eager selection".into()))
+                    }
+                    Leaf::Known(v) => self.graph.backprop_known(&path, &v),
                     Leaf::Rollout(state) => {
                         let id = free_ids.pop().unwrap_or_else(|| {
                             pending.push(None);
@@ -455,14 +577,25 @@ where
                 }
             }
             stats.iterations += 1;
-            if self.graph.root_solved().is_some() {
+            if self.graph.is_root_solved() {
                 break;
             }
         }
-        // Let the rollouts in flight finish, so their values are not lost,
-        // but briefly: the deadline is often a move to answer.
+        // Requests no rollout thread has taken will not run: take back the
+        // visits their selections added.
+        while let Some(req) = requests.pop() {
+            in_flight -= 1;
+            if let Some(p) = pending.get_mut(req.id as usize).and_then(Option::take) {
+                self.graph.unvisit(&p);
+            }
+        }
+        // Let the rollouts in flight finish (a stop cuts each request to
+        // one playout), so their values are not lost, but briefly: the
+        // deadline is often a move to answer. What does not come back in
+        // time is taken back like the rest.
+        stop.store(true, Ordering::Release);
         let t0 = Instant::now();
-        while in_flight > 0 && t0.elapsed() < Duration::from_millis(20) {
+        while in_flight > 0 && t0.elapsed() < DRAIN {
             if let Some(rep) = replies.pop() {
                 in_flight -= 1;
                 self.absorb(&rep, &mut pending);
@@ -470,13 +603,16 @@ where
                 std::hint::spin_loop();
             }
         }
+        for p in pending.iter_mut().filter_map(Option::take) {
+            self.graph.unvisit(&p);
+        }
         let total = start.elapsed();
         stats.search_busy = 1.0 - own_time.as_secs_f64() / total.as_secs_f64().max(1e-9);
         Ok(())
     }
 
     /// Root parallelisation: independent searches merged at the root.
-    fn run_root(&mut self, deadline: Instant) -> Result<Stats, MachineError> {
+    fn run_root(&mut self, deadline: Instant, interrupt: &Interrupt) -> Result<Stats, MachineError> {
         let start = Instant::now();
         let n = self.config.threads;
         let root = self.graph.root_state().cloned().ok_or_else(|| MachineError::Other("no root".into()))?;
@@ -494,7 +630,7 @@ where
                             pin(t);
                         }
                         let mut s = Search::new(m, root, cfg)?;
-                        let st = s.run_inline(deadline)?;
+                        let st = s.run_single(deadline, interrupt)?;
                         Ok((st, s))
                     })
                 })
