@@ -308,6 +308,9 @@ impl StateMachine for Slow {
 }
 
 impl Simulator for Slow {
+    fn kind(&self) -> &'static str {
+        "slow prover"
+    }
     fn rollout(
         &mut self,
         s: &Self::State,

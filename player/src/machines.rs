@@ -12,6 +12,8 @@ use std::time::Duration;
 /// The machines a command can run on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MachineKind {
+    /// The best machine the game builds ([`MachineArgs::build_auto`]).
+    Auto,
     /// The reference prover.
     Prover,
     /// The interpreted propnet.
@@ -28,12 +30,15 @@ impl std::str::FromStr for MachineKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
+            "auto" => Ok(MachineKind::Auto),
             "prover" => Ok(MachineKind::Prover),
             "propnet" => Ok(MachineKind::Propnet),
             "jit" => Ok(MachineKind::Jit),
             "hybrid" => Ok(MachineKind::Hybrid),
             other if other.starts_with("aot:") => Ok(MachineKind::Aot(other[4..].into())),
-            other => Err(format!("unknown machine `{other}` (available: prover, propnet, jit, aot:FILE, hybrid)")),
+            other => {
+                Err(format!("unknown machine `{other}` (available: auto, prover, propnet, jit, aot:FILE, hybrid)"))
+            }
         }
     }
 }
@@ -41,6 +46,7 @@ impl std::str::FromStr for MachineKind {
 impl MachineKind {
     pub fn name(&self) -> String {
         match self {
+            MachineKind::Auto => "auto".into(),
             MachineKind::Prover => "prover".into(),
             MachineKind::Propnet => "propnet".into(),
             MachineKind::Jit => "jit".into(),
@@ -53,10 +59,12 @@ impl MachineKind {
 /// Options shared by every command that runs a machine.
 #[derive(clap::Args, Clone, Debug)]
 pub struct MachineArgs {
-    /// Which state machine: prover, propnet, jit, aot:FILE (a library
-    /// from `propel compile`) or hybrid (the propnet, with rollouts on the
-    /// JIT's bit-parallel lanes).
-    #[arg(long, default_value = "prover")]
+    /// Which state machine: auto (the best the game builds: the
+    /// interpreted propnet for single states, with the JIT's bit-parallel
+    /// lanes where rollouts matter; the prover where no propnet builds),
+    /// prover, propnet, jit, aot:FILE (a library from `propel compile`) or
+    /// hybrid (the propnet, with rollouts on the JIT's lanes).
+    #[arg(long, default_value = "auto")]
     pub machine: MachineKind,
     /// Propnet optimisation passes, comma-separated (`all`, `none`, or names).
     #[arg(long, default_value = "all")]
@@ -111,6 +119,43 @@ impl MachineArgs {
     }
 }
 
+/// What `--machine auto` built.
+pub enum AutoMachine {
+    Hybrid(propel_runtime::Hybrid),
+    Propnet(propel_runtime::PropnetMachine),
+    Prover(propel_runtime::Prover),
+}
+
+impl MachineArgs {
+    /// `--machine auto`: the interpreted propnet (the fastest machine for
+    /// one state at a time), with the JIT's bit-parallel lanes beside it
+    /// when `rollouts` (searches and playouts: the hybrid machine); the
+    /// prover where the game builds no propnet. Logs what it chose and why.
+    pub fn build_auto(&self, game: &Arc<Game>, rollouts: bool) -> Result<AutoMachine> {
+        let opts = PropnetOptions { limits: self.limits(), passes: self.passes()? };
+        let p = match propel_runtime::build::prepare(game, &opts) {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::info!("machine: auto -> prover (no propnet: {e})");
+                return Ok(AutoMachine::Prover(propel_runtime::Prover::new(game.clone())?));
+            }
+        };
+        if rollouts {
+            match p.jit(&game.name) {
+                Ok((native, _)) if native.has_lanes() => {
+                    tracing::info!("machine: auto -> hybrid (tree on the propnet, rollouts on the JIT's lanes)");
+                    return Ok(AutoMachine::Hybrid(propel_runtime::Hybrid::new(p.propnet(), native)));
+                }
+                Ok(_) => tracing::info!("machine: auto -> propnet (the JIT has no lane code for this network)"),
+                Err(e) => tracing::info!("machine: auto -> propnet (no JIT: {e})"),
+            }
+        } else {
+            tracing::info!("machine: auto -> propnet");
+        }
+        Ok(AutoMachine::Propnet(p.propnet()))
+    }
+}
+
 /// Loads a machine library, checking it was built from this game file.
 pub fn load_aot(path: &Path, game: &Game) -> Result<propel_runtime::NativeMachine> {
     let text = std::fs::read(&game.name).map_err(|e| anyhow::anyhow!("{}: {e}", game.name))?;
@@ -133,10 +178,32 @@ pub fn load_game(path: &Path) -> Result<Arc<Game>> {
     }
 }
 
-/// Runs `$body` with `$m` bound to a machine of the chosen kind.
+/// Runs `$body` with `$m` bound to a machine of the chosen kind; with
+/// `rollouts`, `--machine auto` adds the JIT's lanes (see
+/// [`MachineArgs::build_auto`]).
 macro_rules! with_machine {
     ($args:expr, $game:expr, |$m:ident| $body:expr) => {
+        with_machine!($args, $game, false, |$m| $body)
+    };
+    ($args:expr, $game:expr, $rollouts:expr, |$m:ident| $body:expr) => {
         match &$args.machine {
+            $crate::machines::MachineKind::Auto => match $args.build_auto(&$game, $rollouts)? {
+                $crate::machines::AutoMachine::Hybrid(m) => {
+                    #[allow(unused_mut)]
+                    let mut $m = m;
+                    $body
+                }
+                $crate::machines::AutoMachine::Propnet(m) => {
+                    #[allow(unused_mut)]
+                    let mut $m = m;
+                    $body
+                }
+                $crate::machines::AutoMachine::Prover(m) => {
+                    #[allow(unused_mut)]
+                    let mut $m = m;
+                    $body
+                }
+            },
             $crate::machines::MachineKind::Prover => {
                 #[allow(unused_mut)]
                 let mut $m = propel_runtime::Prover::new($game.clone())?;

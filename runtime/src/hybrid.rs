@@ -63,6 +63,9 @@ impl StateMachine for Hybrid {
 }
 
 impl Simulator for Hybrid {
+    fn kind(&self) -> &'static str {
+        "hybrid"
+    }
     fn rollout(&mut self, s: &NetState, rng: &mut Rng, goals: &mut [f64]) -> Result<u32, MachineError> {
         self.native.rollout(s, rng, goals)
     }

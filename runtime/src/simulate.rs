@@ -85,6 +85,10 @@ where
         true
     }
 
+    /// What kind of machine this is, for reports (prover, propnet,
+    /// native, hybrid).
+    fn kind(&self) -> &'static str;
+
     /// A runner for bit-parallel rollouts from this machine's states (their
     /// [`Simulator::base_bits`]), for machines with lane code.
     fn lane_runner(&self) -> Option<LaneRunner> {
@@ -121,6 +125,9 @@ where
 }
 
 impl Simulator for PropnetMachine {
+    fn kind(&self) -> &'static str {
+        "propnet"
+    }
     fn base_bits<'a>(&self, s: &'a NetState) -> Option<&'a [u64]> {
         Some(s.bits())
     }
@@ -136,6 +143,9 @@ impl Simulator for PropnetMachine {
 }
 
 impl Simulator for NativeMachine {
+    fn kind(&self) -> &'static str {
+        "native"
+    }
     /// The generated code keeps the bases in the network's order.
     fn base_bits<'a>(&self, s: &'a NetState) -> Option<&'a [u64]> {
         Some(s.bits())
@@ -211,6 +221,9 @@ impl Simulator for NativeMachine {
 pub const MIN_LANE_BATCH: u32 = 16;
 
 impl Simulator for Prover {
+    fn kind(&self) -> &'static str {
+        "prover"
+    }
     /// A prover's states are ids in its own term pool: clones may number
     /// new terms differently, so rollouts stay on the search thread.
     fn portable_states(&self) -> bool {

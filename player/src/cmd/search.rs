@@ -47,10 +47,11 @@ pub struct Args {
     /// per second, fewer iterations.
     #[arg(long)]
     batch: bool,
-    /// Lane-parallel search: every lane of the JIT's bit-parallel code
-    /// plays a rollout from its own leaf (jit, aot and hybrid machines).
+    /// Roll out one leaf at a time even where the machine has bit-parallel
+    /// lanes (by default every lane plays a rollout from its own leaf:
+    /// machines auto, jit, aot and hybrid).
     #[arg(long)]
-    lanes: bool,
+    no_lanes: bool,
     /// Make terminal children on expansion (wins one move away solve a node).
     #[arg(long)]
     expand_terminal: bool,
@@ -63,6 +64,9 @@ pub struct Args {
 
 struct Outcome {
     stats: Stats,
+    /// The machine searched on, and whether rollouts ran lane-parallel.
+    machine: &'static str,
+    lanes: bool,
     role: String,
     best: Option<(String, f64, u32)>,
 }
@@ -83,7 +87,7 @@ where
         seed: a.seed,
         greedy: a.greedy,
         batch: a.batch,
-        lanes: a.lanes,
+        lanes: !a.no_lanes,
         heuristic: None,
         factors: Vec::new(),
         goal_max: Vec::new(),
@@ -98,19 +102,21 @@ where
         None => search.graph.chooser(),
     };
     let best = search.best(role).map(|(mv, v, n)| (search.machine().move_kif(mv), v * 100.0, n));
-    Ok(Outcome { stats, role: roles[role].clone(), best })
+    let (machine, lanes) = (search.machine().kind(), search.lane_parallel());
+    Ok(Outcome { stats, machine, lanes, role: roles[role].clone(), best })
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
     let game = load_game(&a.game)?;
-    let out = with_machine!(a.machine, game, |m| go(m, &a)?);
+    let out = with_machine!(a.machine, game, true, |m| go(m, &a)?);
     let s = &out.stats;
     if a.json {
         println!(
             "{}",
             json!({
                 "game": a.game.display().to_string(),
-                "machine": a.machine.machine.name(),
+                "machine": out.machine,
+                "lanes": out.lanes,
                 "mode": format!("{:?}", a.mode).to_lowercase(),
                 "threads": a.threads,
                 "seconds": s.seconds,
@@ -130,6 +136,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
             })
         );
     } else {
+        let rollouts = if out.lanes { "lane-parallel rollouts" } else { "rollouts one leaf at a time" };
+        println!("machine:         {} ({rollouts})", out.machine);
         println!("iterations:      {} ({:.0}/s)", s.iterations, s.iterations_per_s());
         println!("rollouts:        {} ({:.0}/s, {} per request)", s.rollouts, s.rollouts_per_s(), s.per_request);
         println!("node pool:       {} of {} ({:.1}%)", s.nodes, s.pool, 100.0 * s.nodes as f64 / s.pool.max(1) as f64);

@@ -5,7 +5,7 @@
 
 use anyhow::{anyhow, bail, Result};
 use propel_runtime::mcts::uct::PlainUct;
-use propel_runtime::mcts::{Config, Factored, Search, Stats};
+use propel_runtime::mcts::{Config, Factored, Interrupt, Search, Stats};
 use propel_runtime::simulate::Simulator;
 use propel_runtime::Rng;
 use std::time::Instant;
@@ -43,8 +43,9 @@ pub trait Brain: Send {
     /// Plays a joint move (KIF, one per role in role order). Refuses, and
     /// keeps the state, when a move is not legal.
     fn advance(&mut self, joint: &[String]) -> Result<()>;
-    /// Searches until `deadline`; `None` for strategies that do not search.
-    fn think(&mut self, deadline: Instant) -> Result<Option<Stats>>;
+    /// Searches until `deadline`, or until `interrupt` says so; `None`
+    /// for strategies that do not search.
+    fn think(&mut self, deadline: Instant, interrupt: &Interrupt<'_>) -> Result<Option<Stats>>;
     /// `role`'s move now.
     fn choose(&mut self, role: usize) -> Result<Choice>;
 }
@@ -178,9 +179,9 @@ where
         Ok(())
     }
 
-    fn think(&mut self, deadline: Instant) -> Result<Option<Stats>> {
+    fn think(&mut self, deadline: Instant, interrupt: &Interrupt<'_>) -> Result<Option<Stats>> {
         match &mut self.engine {
-            Engine::Search(s) => Ok(Some(s.run(deadline)?)),
+            Engine::Search(s) => Ok(Some(s.run_until(deadline, interrupt)?)),
             Engine::Factored(f) => Ok(Some(f.run(deadline)?)),
             Engine::Uct(u) => {
                 let t = Instant::now();

@@ -12,9 +12,7 @@ use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TryRecvErro
 use propel_compiler::Game;
 use propel_runtime::analysis::analyse;
 use propel_runtime::build::{prepare, PropnetOptions};
-use propel_runtime::hybrid::LANE_BATCH;
 use propel_runtime::mcts::Stats;
-use propel_runtime::simulate::Simulator;
 use propel_runtime::{Hybrid, Prover};
 use serde_json::json;
 use std::io::Write as _;
@@ -255,7 +253,8 @@ impl Match {
                 match self.commands.try_recv() {
                     Ok(c) => Some(c),
                     Err(TryRecvError::Empty) => {
-                        let _ = self.think_until(Instant::now() + SLICE);
+                        // Ponders until a command (or a new machine) comes.
+                        let _ = self.think_until(self.last_command + abandon_after(self.play_clock));
                         if self.last_command.elapsed() > abandon_after(self.play_clock) {
                             warn!("no command for too long; leaving the match");
                             return;
@@ -355,20 +354,24 @@ impl Match {
     }
 
     /// Searches (or just waits, for strategies that do not search) until
-    /// `deadline`, switching to new machines as they arrive.
+    /// `deadline` or until a command comes, switching to new machines as
+    /// they arrive. The search runs without a break in between (its
+    /// threads and rollouts in flight live on), interrupted only by those.
     fn think_until(&mut self, deadline: Instant) -> Result<()> {
         loop {
             self.take_builds();
             let now = Instant::now();
-            if now >= deadline {
+            if now >= deadline || !self.commands.is_empty() {
                 return Ok(());
             }
-            let until = deadline.min(now + 2 * SLICE);
             if self.search && !self.brain.terminal()? {
-                if let Some(s) = self.brain.think(until)? {
+                let Match { commands, builds, brain, .. } = self;
+                let interrupt = || !commands.is_empty() || !builds.is_empty();
+                if let Some(s) = brain.think(deadline, &interrupt)? {
                     self.acc.add(s);
                 }
             } else {
+                let until = deadline.min(now + SLICE);
                 match self.builds.recv_deadline(until) {
                     Ok(b) => self.take(b),
                     Err(_) => std::thread::sleep(until.saturating_duration_since(Instant::now())),
@@ -440,32 +443,6 @@ impl Match {
         }
         debug!(match_id = %self.id, game = %self.game.name, "stats {line}");
     }
-}
-
-/// The hybrid machine is used when a lane batch costs at most this many
-/// single rollouts of the faster one-at-a-time machine.
-const HYBRID_MIN_BATCH_COST: f64 = 2.0;
-
-/// Random playouts per second from the initial state, over about 0.1 s,
-/// asked for `batch` at a time.
-fn rollout_rate<M: Simulator>(m: &M, batch: u32) -> f64
-where
-    M::State: Send + Sync,
-    M::Move: Send + Sync,
-{
-    let mut m = m.clone();
-    let Ok(s) = m.initial_state() else { return 0.0 };
-    let mut rng = propel_runtime::Rng::new(1);
-    let mut sums = vec![0.0; m.roles().len()];
-    let t = Instant::now();
-    let mut n = 0u64;
-    while t.elapsed() < Duration::from_millis(100) {
-        match m.rollouts(&s, batch, &mut rng, &mut sums, &|| false) {
-            Ok(k) => n += k as u64,
-            Err(_) => return 0.0,
-        }
-    }
-    n as f64 / t.elapsed().as_secs_f64()
 }
 
 /// Builds the faster machines one after the other and sends a brain for
@@ -559,28 +536,19 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
             match prepared.jit(&game.name) {
                 Ok((m, code)) => {
                     info!("JIT compiled in {:.2} s ({} functions)", t.elapsed().as_secs_f64(), code.functions);
-                    // Measure, don't guess: the JIT is not faster on every game.
-                    let (jit, net) = (rollout_rate(&m, 1), rollout_rate(&prepared.propnet(), 1));
-                    let hybrid = Hybrid::new(prepared.propnet(), m.clone());
-                    // Lanes play random games: where the analysis chose
-                    // greedy rollouts, a batch would be 64 greedy ones.
+                    // The plan, from what was built (no timing): lanes play
+                    // random games, so where the analysis chose greedy
+                    // rollouts the search rolls out one leaf at a time,
+                    // and one state at a time the interpreter is the faster
+                    // machine on most games (docs/native.md).
                     let greedy = matches!(&strategy, Strategy::Mcts(c) if c.greedy);
-                    let lanes = if cfg.lanes && !greedy && hybrid.preferred_batch() > 1 {
-                        rollout_rate(&hybrid, hybrid.preferred_batch())
-                    } else {
-                        0.0
-                    };
-                    info!("rollouts/s: JIT {jit:.0}, propnet {net:.0}, lanes {lanes:.0}");
-                    // A batch on the lanes is worth it when it costs about
-                    // what one rollout costs otherwise: the search then
-                    // grows its tree as fast, with a batch's worth of
-                    // rollouts at each leaf.
-                    if wants(&MachineKind::Propnet) && lanes * HYBRID_MIN_BATCH_COST >= LANE_BATCH as f64 * jit.max(net) {
-                        let mut batched = strategy.clone();
-                        if let Strategy::Mcts(c) = &mut batched {
-                            c.batch = true;
+                    if cfg.lanes && !greedy && m.has_lanes() && wants(&MachineKind::Propnet) {
+                        info!("plan: lane-parallel search, tree on the propnet, rollouts and expansions on the JIT's lanes");
+                        let mut lanes = strategy.clone();
+                        if let Strategy::Mcts(c) = &mut lanes {
+                            c.lanes = true;
                         }
-                        match MachineBrain::new("hybrid", hybrid, &batched, cfg.seed) {
+                        match MachineBrain::new("hybrid", Hybrid::new(prepared.propnet(), m), &lanes, cfg.seed) {
                             Ok(b) => {
                                 let _ = out.send(Built::Brain(Box::new(b)));
                             }
@@ -588,7 +556,11 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
                         }
                         return;
                     }
-                    if wants(&MachineKind::Propnet) && jit <= net {
+                    if wants(&MachineKind::Propnet) {
+                        info!(
+                            "plan: rollouts one leaf at a time on the propnet ({})",
+                            if greedy { "greedy rollouts" } else { "no lanes" }
+                        );
                         return;
                     }
                     match MachineBrain::new("jit", m, &strategy, cfg.seed) {

@@ -97,6 +97,9 @@ where
     fn lane_runner(&self) -> Option<crate::native::LaneRunner> {
         self.inner.lane_runner()
     }
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
     fn move_from_index(&self, i: u32) -> Option<M::Move> {
         self.inner.move_from_index(i)
     }

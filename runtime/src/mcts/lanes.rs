@@ -95,7 +95,7 @@ where
     slots: Vec<Slot<M::State>>,
     remote: Option<Remote<'q, M::State>>,
     deadline: Instant,
-    interrupt: &'a super::Interrupt,
+    interrupt: &'a super::Interrupt<'a>,
     stopped: bool,
     pub(super) error: Option<MachineError>,
     pub(super) iterations: u64,
@@ -113,7 +113,7 @@ where
         machine: &'a mut M,
         remote: Option<Remote<'q, M::State>>,
         deadline: Instant,
-        interrupt: &'a super::Interrupt,
+        interrupt: &'a super::Interrupt<'a>,
     ) -> Self {
         TreeSource {
             graph,

@@ -160,7 +160,7 @@ const QUEUE: usize = 256;
 
 /// Asked at every selection whether to stop before the deadline (shared
 /// by the threads of root parallelisation).
-pub type Interrupt = dyn Fn() -> bool + Sync;
+pub type Interrupt<'a> = dyn Fn() -> bool + Sync + 'a;
 
 /// How long the pipeline waits at its deadline for the rollouts in flight.
 const DRAIN: Duration = Duration::from_millis(20);
@@ -249,7 +249,7 @@ where
     /// comes, so that its threads live as long as it has nothing else to
     /// do). Every selection's value is backed up, or its visits taken back,
     /// before this returns.
-    pub fn run_until(&mut self, deadline: Instant, interrupt: &Interrupt) -> Result<Stats, MachineError> {
+    pub fn run_until(&mut self, deadline: Instant, interrupt: &Interrupt<'_>) -> Result<Stats, MachineError> {
         let rollout_threads = self.config.threads.saturating_sub(1);
         if self.config.mode == Mode::Root && self.config.threads > 1 {
             return self.run_root(deadline, interrupt);
@@ -272,7 +272,7 @@ where
 
     /// One thread: lane-parallel where the machine can, else one rollout
     /// (or batch) per iteration.
-    fn run_single(&mut self, deadline: Instant, interrupt: &Interrupt) -> Result<Stats, MachineError> {
+    fn run_single(&mut self, deadline: Instant, interrupt: &Interrupt<'_>) -> Result<Stats, MachineError> {
         if self.runner.is_some() {
             return self.run_lanes(deadline, interrupt, 0);
         }
@@ -281,7 +281,7 @@ where
 
     /// Lane-parallel search: this thread's lanes, and `n` rollout threads
     /// with lanes of their own (see [`lanes`]).
-    fn run_lanes(&mut self, deadline: Instant, interrupt: &Interrupt, n: usize) -> Result<Stats, MachineError> {
+    fn run_lanes(&mut self, deadline: Instant, interrupt: &Interrupt<'_>, n: usize) -> Result<Stats, MachineError> {
         let start = Instant::now();
         let pin_threads = self.config.pin;
         if pin_threads {
@@ -349,7 +349,7 @@ where
     }
 
     /// One thread: select, roll out, back up.
-    fn run_inline(&mut self, deadline: Instant, interrupt: &Interrupt) -> Result<Stats, MachineError> {
+    fn run_inline(&mut self, deadline: Instant, interrupt: &Interrupt<'_>) -> Result<Stats, MachineError> {
         let start = Instant::now();
         let mut path = Vec::new();
         let mut rng = Rng::new(self.seeds.next_u64());
@@ -419,7 +419,7 @@ where
     }
 
     /// The pipeline: this thread searches, `n` threads roll out.
-    fn run_pipeline(&mut self, deadline: Instant, interrupt: &Interrupt, n: usize) -> Result<Stats, MachineError> {
+    fn run_pipeline(&mut self, deadline: Instant, interrupt: &Interrupt<'_>, n: usize) -> Result<Stats, MachineError> {
         let start = Instant::now();
         let requests: ArrayQueue<Request<M::State>> = ArrayQueue::new(QUEUE);
         let replies: ArrayQueue<Reply> = ArrayQueue::new(QUEUE * 2);
@@ -506,7 +506,7 @@ where
     fn search_loop(
         &mut self,
         deadline: Instant,
-        interrupt: &Interrupt,
+        interrupt: &Interrupt<'_>,
         requests: &ArrayQueue<Request<M::State>>,
         replies: &ArrayQueue<Reply>,
         stop: &AtomicBool,
@@ -612,7 +612,7 @@ where
     }
 
     /// Root parallelisation: independent searches merged at the root.
-    fn run_root(&mut self, deadline: Instant, interrupt: &Interrupt) -> Result<Stats, MachineError> {
+    fn run_root(&mut self, deadline: Instant, interrupt: &Interrupt<'_>) -> Result<Stats, MachineError> {
         let start = Instant::now();
         let n = self.config.threads;
         let root = self.graph.root_state().cloned().ok_or_else(|| MachineError::Other("no root".into()))?;
