@@ -317,10 +317,9 @@ impl Lanes {
             let (h, b) = (l / 64, l % 64);
             let halves: &[u64] = bytemuck::cast_slice(&self.words[..]);
             self.child.clear();
-            self.child.resize(plan.base.len().div_ceil(64), 0);
-            for (i, &w) in plan.base.iter().enumerate() {
-                self.child[i / 64] |= (halves[2 * w as usize + h] >> b & 1) << (i % 64);
-            }
+            self.child.extend(plan.base.chunks(64).map(|ws| {
+                ws.iter().enumerate().fold(0u64, |x, (i, &w)| x | (halves[2 * w as usize + h] >> b & 1) << i)
+            }));
             let legal = if terminal { &[][..] } else { &self.fresh_moves[l * roles..(l + 1) * roles] };
             source.expanded(l, &self.child, terminal, legal);
         }

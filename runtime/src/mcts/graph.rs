@@ -28,6 +28,27 @@ pub struct NodeRef {
     pub gen: u32,
 }
 
+/// The natural logarithm of `x` (positive, finite), to about 1e-7: from
+/// its binary exponent and a polynomial in the mantissa; several times
+/// cheaper than the library's, and UCB asks for one at every node it
+/// passes.
+fn ln(x: f64) -> f64 {
+    let bits = x.to_bits();
+    let exponent = ((bits >> 52) & 0x7ff) as i64 - 1023;
+    // The mantissa in [1, 2), then m = sqrt(2)-centred: [0.707, 1.414).
+    let mut m = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
+    let mut e = exponent as f64;
+    if m > std::f64::consts::SQRT_2 {
+        m *= 0.5;
+        e += 1.0;
+    }
+    // ln(m) = 2 atanh(t), t = (m - 1) / (m + 1), |t| < 0.172.
+    let t = (m - 1.0) / (m + 1.0);
+    let t2 = t * t;
+    let series = 1.0 + t2 * (1.0 / 3.0 + t2 * (1.0 / 5.0 + t2 * (1.0 / 7.0 + t2 * (1.0 / 9.0))));
+    e * std::f64::consts::LN_2 + 2.0 * t * series
+}
+
 /// No node (an index no pool reaches).
 const NONE: NodeRef = NodeRef { idx: u32::MAX, gen: 0 };
 
@@ -123,6 +144,35 @@ impl<S, Mv> Node<S, Mv> {
         let start = if r == 0 { 0 } else { *self.ends.get(r - 1)? } as usize;
         let end = *self.ends.get(r)? as usize;
         (start + i < end).then(|| &mut self.edges[start + i])
+    }
+
+    /// Calls `f` with the edge of each role's move in `moves` where the
+    /// role has a choice (a forced move's statistics are never read, so
+    /// they are not kept).
+    fn each_choice(&mut self, moves: &[u16], mut f: impl FnMut(&mut Edge<Mv>)) {
+        self.each_role_choice(moves, |_, e| f(e));
+    }
+
+    fn each_role_choice(&mut self, moves: &[u16], mut f: impl FnMut(usize, &mut Edge<Mv>)) {
+        match self.single {
+            Some(c) => {
+                let c = c as usize;
+                if self.moves(c) > 1 {
+                    if let Some(e) = moves.get(c).and_then(|&mv| self.edge_mut(c, mv as usize)) {
+                        f(c, e);
+                    }
+                }
+            }
+            None => {
+                for (role, &mv) in moves.iter().enumerate() {
+                    if self.moves(role) > 1 {
+                        if let Some(e) = self.edge_mut(role, mv as usize) {
+                            f(role, e);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// The one role with a choice here; `None` where two or more choose.
@@ -505,38 +555,50 @@ where
 
     /// Each role's move at `r` by UCB; unvisited moves first, at random.
     fn choose(&mut self, r: NodeRef) -> SmallVec<[u16; 4]> {
-        let c = self.exploration;
-        let mut out = SmallVec::new();
-        for role in 0..self.roles {
-            let edges = self.nodes[r.idx as usize].role(role);
-            let k = edges.len();
-            if k == 1 {
-                out.push(0);
-                continue;
-            }
-            let total: u32 = edges.iter().map(|e| e.visits).sum();
-            let ln = (total.max(1) as f64).ln();
-            // Ties go to the first met from a random offset.
-            let offset = self.rng.below(k);
-            let edges = self.nodes[r.idx as usize].role(role);
-            let mut best = offset;
-            let mut best_score = f64::NEG_INFINITY;
-            for i in (offset..k).chain(0..offset) {
-                let e = &edges[i];
-                if e.visits == 0 {
-                    best = i;
-                    break;
-                }
-                let v = e.visits as f64;
-                let score = e.sum / v + c * (ln / v).sqrt();
-                if score > best_score {
-                    best_score = score;
-                    best = i;
+        let mut out = SmallVec::from_elem(0, self.roles);
+        match self.nodes[r.idx as usize].single {
+            Some(c) => out[c as usize] = self.ucb(r, c as usize),
+            None => {
+                for (role, mv) in out.iter_mut().enumerate() {
+                    *mv = self.ucb(r, role);
                 }
             }
-            out.push(best as u16);
         }
         out
+    }
+
+    /// Role `role`'s move at `r` by UCB1 on its own values; unvisited
+    /// moves first (ties to the first met from a random offset).
+    fn ucb(&mut self, r: NodeRef, role: usize) -> u16 {
+        let k = self.nodes[r.idx as usize].moves(role);
+        if k == 1 {
+            return 0;
+        }
+        let offset = self.rng.below(k);
+        let edges = self.nodes[r.idx as usize].role(role);
+        let total: u32 = edges.iter().map(|e| e.visits).sum();
+        let c = self.exploration * ln(total.max(1) as f64).sqrt();
+        let (mut best, mut best_score) = (offset, f64::NEG_INFINITY);
+        // From `offset` to the end, then from the start: the first of equal
+        // scores wins, so ties go to a random one.
+        let mut i = offset;
+        for _ in 0..k {
+            let e = &edges[i];
+            if e.visits == 0 {
+                return i as u16;
+            }
+            // The mean plus c / sqrt(visits), with one division.
+            let v = e.visits as f64;
+            let score = (e.sum + c * v.sqrt()) / v;
+            if score > best_score {
+                (best, best_score) = (i, score);
+            }
+            i += 1;
+            if i == k {
+                i = 0;
+            }
+        }
+        best as u16
     }
 
     /// Walks down from the root by UCB, adding a visit to every move taken
@@ -583,9 +645,7 @@ where
             let moves = self.choose(cur);
             let n = &mut self.nodes[cur.idx as usize];
             n.visits += 1;
-            for (role, &mv) in moves.iter().enumerate() {
-                n.role_mut(role)[mv as usize].visits += 1;
-            }
+            n.each_choice(&moves, |e| e.visits += 1);
             let existing = self.child(&self.nodes[cur.idx as usize], &moves);
             path.push(Step { node: cur, moves });
             let moves = &path[path.len() - 1].moves;
@@ -722,12 +782,10 @@ where
     pub fn backprop(&mut self, path: &[Step], value: &[f64]) {
         for s in path {
             let Some(n) = self.get_mut(s.node) else { continue };
-            for (role, &mv) in s.moves.iter().enumerate() {
-                if let Some(e) = n.edge_mut(role, mv as usize) {
-                    e.sum += value.get(role).copied().unwrap_or(0.0);
-                    e.backed += 1;
-                }
-            }
+            n.each_role_choice(&s.moves, |role, e| {
+                e.sum += value.get(role).copied().unwrap_or(0.0);
+                e.backed += 1;
+            });
         }
     }
 
@@ -746,11 +804,7 @@ where
         for s in path {
             let Some(n) = self.get_mut(s.node) else { continue };
             n.visits = n.visits.saturating_sub(1);
-            for (role, &mv) in s.moves.iter().enumerate() {
-                if let Some(e) = n.edge_mut(role, mv as usize) {
-                    e.visits = e.visits.saturating_sub(1);
-                }
-            }
+            n.each_choice(&s.moves, |e| e.visits = e.visits.saturating_sub(1));
         }
     }
 
@@ -892,5 +946,16 @@ where
     /// legal move), or role 0.
     pub fn chooser(&self) -> usize {
         self.get(self.root).and_then(|n| (0..n.ends.len()).find(|&r| n.moves(r) > 1)).unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ln_is_close_to_the_library() {
+        for x in (1..100_000u32).chain([1 << 20, 123_456_789, u32::MAX]) {
+            let x = x as f64;
+            assert!((super::ln(x) - x.ln()).abs() < 1e-7, "{x}: {} vs {}", super::ln(x), x.ln());
+        }
     }
 }
