@@ -2,14 +2,20 @@
 //! the prover (when not too slow), the interpreted propnet and the JIT
 //! (batches of whole playouts in native code: bit-parallel lanes where
 //! they measured faster), on one thread and on all cores; and, on one
-//! thread, the JIT's one-playout-at-a-time path (`jit-single`).
+//! thread, the JIT's one-playout-at-a-time path (`jit-single`). Then the
+//! search as a match runs it, from the initial state: MCTS iterations per
+//! second on the interpreted propnet (rollouts one leaf at a time) and
+//! lane-parallel on the hybrid machine (the player's choice where the JIT
+//! has lanes), one thread and all cores.
 //! Prints a table; `--csv` and `--svg` write the numbers and a chart.
 
 use crate::machines::{load_game, MachineArgs, MachineKind};
 use anyhow::{Context, Result};
 use propel_runtime::lanes::LANES;
+use propel_runtime::mcts::{Config, Search};
 use propel_runtime::playout::playout;
 use propel_runtime::playout::PlayoutStats;
+use propel_runtime::simulate::Simulator;
 use propel_runtime::{NativeMachine, Prover, Rng, StateMachine};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -128,6 +134,21 @@ fn native_single(m: &mut NativeMachine, rng: &mut Rng, stats: &mut PlayoutStats)
     Ok(())
 }
 
+/// MCTS iterations per second from the initial state on `threads`
+/// threads, for `secs` (lane-parallel when `lanes` and the machine has
+/// lane code).
+fn search_rate<M: Simulator>(mut m: M, threads: usize, lanes: bool, secs: f64) -> Result<f64>
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    let s0 = m.initial_state()?;
+    let cfg = Config { threads, lanes, ..Config::default() };
+    let mut search = Search::new(m, s0, cfg)?;
+    let stats = search.run(Instant::now() + Duration::from_secs_f64(secs))?;
+    Ok(stats.iterations_per_s())
+}
+
 fn row(game: &str, machine: &'static str, threads: usize, s: &PlayoutStats, build: f64) -> Row {
     Row {
         game: game.to_string(),
@@ -187,6 +208,15 @@ pub fn run(a: Args) -> Result<ExitCode> {
             codegen_seconds: codegen,
         });
         let jit = built.machine;
+        let hybrid = a.machine.build_hybrid(&game)?;
+        for &n in &counts {
+            let it = search_rate(interp.clone(), n, false, a.seconds)?;
+            rows.push(Row { playouts_per_s: it, ..row(&name, "search-propnet", n, &PlayoutStats::default(), 0.0) });
+            if hybrid.lane_runner().is_some() {
+                let it = search_rate(hybrid.clone(), n, true, a.seconds)?;
+                rows.push(Row { playouts_per_s: it, ..row(&name, "search-lanes", n, &PlayoutStats::default(), 0.0) });
+            }
+        }
         for &n in &counts {
             if prover_ok {
                 let s = measure(&prover, n, a.seconds, standard)?;
@@ -212,6 +242,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         );
     }
     if let Some(p) = &a.csv {
+        // Search rows (machine search-*) hold iterations per second in
+        // playouts_per_s.
         let mut text =
             String::from("game,machine,threads,playouts_per_s,states_per_s,avg_length,build_seconds,codegen_seconds\n");
         for r in &rows {
@@ -285,6 +317,27 @@ fn print_table(rows: &[Row], counts: &[usize]) {
         if !ratios.is_empty() {
             let gm = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
             println!("geometric mean jit/propnet: {gm:.2}x");
+        }
+    }
+    for &n in counts {
+        println!("\nsearch iterations per second from the initial state, {n} thread{}:", if n > 1 { "s" } else { "" });
+        println!("{:<14} {:>15} {:>15} {:>10}", "game", "propnet", "lanes (hybrid)", "ratio");
+        let mut ratios = Vec::new();
+        for g in games_of(rows) {
+            let (p, l) = (find(rows, &g, "search-propnet", n), find(rows, &g, "search-lanes", n));
+            let cell = |r: Option<&Row>| r.map(|r| format!("{:.0}", r.playouts_per_s)).unwrap_or_else(|| "-".into());
+            let ratio = match (p, l) {
+                (Some(p), Some(l)) if p.playouts_per_s > 0.0 => {
+                    ratios.push(l.playouts_per_s / p.playouts_per_s);
+                    format!("{:.2}x", l.playouts_per_s / p.playouts_per_s)
+                }
+                _ => "-".into(),
+            };
+            println!("{:<14} {:>15} {:>15} {:>10}", g, cell(p), cell(l), ratio);
+        }
+        if !ratios.is_empty() {
+            let gm = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+            println!("geometric mean lanes/propnet: {gm:.2}x");
         }
     }
 }
