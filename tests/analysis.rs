@@ -4,7 +4,7 @@
 //! factor alone.
 
 use propel_runtime::analysis::{analyse, Analysis};
-use propel_runtime::build::{prepare, Prepared, PropnetOptions};
+use propel_runtime::build::{prepare, BuildOptions, Prepared};
 use propel_runtime::heuristic::{Evaluator, Model, Term};
 use propel_runtime::mcts::{Graph, Leaf};
 use propel_runtime::StateMachine;
@@ -16,7 +16,7 @@ use std::time::Duration;
 /// every rollout worth the same, the prior alone decides where visits go.
 fn root_visits(with_heuristic: bool) -> Vec<(String, u32)> {
     let game = Arc::new(propel_compiler::load_file(&root().join("games/tictactoe.kif")).unwrap());
-    let p = prepare(&game, &PropnetOptions::default()).unwrap();
+    let p = prepare(&game, &BuildOptions::default()).unwrap();
     let corner = p.net().bases.iter().position(|b| b.name == "(cell 1 1 x)").expect("a base (cell 1 1 x)") as u32;
     let model = Model {
         intercept: 0.0,
@@ -58,7 +58,7 @@ fn prior_visits_steer_the_search() {
 /// A game, its prepared propnet and the analysis of it within `budget`.
 fn analysis_of(path: &std::path::Path, budget: Duration) -> (Arc<propel_compiler::Game>, Prepared, Analysis) {
     let game = Arc::new(propel_compiler::load_file(path).unwrap());
-    let p = prepare(&game, &PropnetOptions::default()).unwrap();
+    let p = prepare(&game, &BuildOptions::default()).unwrap();
     let a = analyse(p.net(), p.goal_net(), &p.propnet(), budget, 1, true).unwrap();
     (game, p, a)
 }

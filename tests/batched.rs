@@ -1,8 +1,6 @@
 //! Native code cut into many small pieces, as a very large network is:
 //! compile batches of 2,000 IR instructions (so the engines' bodies are
-//! built in many batches and the goal network in many chunks). Its own test
-//! binary: the batch size is set through the environment, which the other
-//! tests must not see.
+//! built in many batches and the goal network in many chunks).
 
 use propel_compiler::lower::Machine;
 use propel_compiler::propnet::passes::{specialise, split_goals, Pass};
@@ -11,17 +9,12 @@ use propel_runtime::build::native_code;
 use propel_runtime::propnet::{NetState, PropnetMachine, Topology};
 use propel_runtime::{NativeMachine, Prover, StateMachine};
 use propel_tests::{assert_traces_agree, bundled_games, check_perft, read_perft, root};
-use std::sync::{Arc, Once};
-
-fn small_batches() {
-    static SET: Once = Once::new();
-    // Set once, before any code generation in this binary reads it.
-    SET.call_once(|| std::env::set_var("PROPEL_BATCH_INSTS", "2000"));
-}
+use std::sync::Arc;
 
 /// JIT code for `m`, as a machine over `net`'s bases and inputs.
 fn native(m: &Machine<'_>, net: &Propnet, name: &str) -> NativeMachine {
-    let code = propel_compiler::lower::jit(m, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let options = propel_compiler::lower::CodegenOptions { batch_insts: 2000, ..Default::default() };
+    let code = propel_compiler::lower::jit(m, name, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
     let (fns, layout) = (code.fns, code.layout.clone());
     NativeMachine::new(Arc::new(native_code(net, fns, layout, Box::new(code))))
 }
@@ -32,7 +25,6 @@ fn native(m: &Machine<'_>, net: &Propnet, name: &str) -> NativeMachine {
 /// traces.
 #[test]
 fn split_engines_with_a_goal_network_in_small_batches() {
-    small_batches();
     for g in bundled_games() {
         let name = g.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
         let game = Arc::new(propel_compiler::load_file(&g).unwrap_or_else(|e| panic!("{e}")));
@@ -57,7 +49,6 @@ fn split_engines_with_a_goal_network_in_small_batches() {
 /// bases, so bits past the first byte of the state are read too).
 #[test]
 fn goal_networks_match_the_reference_on_every_state() {
-    small_batches();
     let mut src = String::from(
         "(role a) (role b) (init (c 1))
         (<= (next (c ?x)) (true (c ?x)) (does a w))

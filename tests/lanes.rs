@@ -4,7 +4,7 @@
 //! same games, seed by seed; and the lane playouts must agree in
 //! distribution (mean length, mean goals) with the standard playout loop.
 
-use propel_runtime::build::{prepare, PropnetOptions};
+use propel_runtime::build::{prepare, BuildOptions};
 use propel_runtime::lanes::{Lanes, Reference};
 use propel_runtime::playout::{playout, PlayoutStats};
 use propel_runtime::{NativeMachine, Rng, StateMachine};
@@ -19,7 +19,7 @@ fn load(path: &Path) -> Arc<propel_compiler::Game> {
 /// The generated lane code and the reference give the same playouts.
 fn check_exact(path: &Path, count: usize, seeds: &[u64]) {
     let game = load(path);
-    let p = prepare(&game, &PropnetOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let p = prepare(&game, &BuildOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let (mut m, _) = p.jit(&game.name).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let code = m.code().clone();
     let plan = code.lanes.as_ref().unwrap_or_else(|| panic!("{}: no lane code", path.display()));
@@ -85,7 +85,7 @@ fn lane_playouts_agree_with_standard_playouts_in_distribution() {
     const N: usize = 2000;
     for g in bundled_games() {
         let game = load(&g);
-        let p = prepare(&game, &PropnetOptions::default()).unwrap();
+        let p = prepare(&game, &BuildOptions::default()).unwrap();
         let (mut m, _): (NativeMachine, _) = p.jit(&game.name).unwrap();
         let roles = m.roles().len();
         let s0 = m.initial_state().unwrap();

@@ -2,7 +2,7 @@
 //! games, the golden files and the public corpus are, and the checks that
 //! compare any state machine with a golden file or with another machine.
 
-use propel_compiler::lower::{CodeStats, Machine};
+use propel_compiler::lower::{CodeStats, CodegenOptions, Machine};
 use propel_compiler::Game;
 use propel_runtime::perft::perft;
 use propel_runtime::{NativeMachine, Prover, StateMachine};
@@ -48,26 +48,30 @@ pub fn corpus_game(path: &str) -> Option<Arc<Game>> {
 /// The one-engine JIT machine of `game` through the default pipeline, and
 /// what its code generation took.
 pub fn jit_machine(game: &Arc<Game>) -> (NativeMachine, CodeStats) {
+    jit_machine_with(game, &CodegenOptions::default())
+}
+
+/// [`jit_machine`] with these code generation settings.
+pub fn jit_machine_with(game: &Arc<Game>, options: &CodegenOptions) -> (NativeMachine, CodeStats) {
     let name = &game.name;
     let c = propel_compiler::pipeline::compile(game, &Default::default(), propel_compiler::propnet::passes::Pass::ALL)
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     let m = Machine { engines: vec![&c.net], split: None, goal_net: c.goal_net.as_ref(), lanes: None };
-    let code = propel_compiler::lower::jit(&m, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let code = propel_compiler::lower::jit(&m, name, options).unwrap_or_else(|e| panic!("{name}: {e}"));
     let stats = code.stats.clone();
     let (fns, layout) = (code.fns, code.layout.clone());
     let machine = NativeMachine::new(Arc::new(propel_runtime::build::native_code(&c.net, fns, layout, Box::new(code))));
     (machine, stats)
 }
 
-/// Every bundled game's JIT machine (and its native playouts) against the
-/// golden perft and the prover's traces; `check` sees each game's code
-/// statistics. For test binaries that change code generation through the
-/// environment, which the other tests must not see.
-pub fn jit_agrees_on_bundled_games(what: &str, check: impl Fn(&str, &CodeStats)) {
+/// Every bundled game's JIT machine (and its native playouts), generated
+/// with `options`, against the golden perft and the prover's traces;
+/// `check` sees each game's code statistics.
+pub fn jit_agrees_on_bundled_games(what: &str, options: &CodegenOptions, check: impl Fn(&str, &CodeStats)) {
     for g in bundled_games() {
         let name = g.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
         let game = Arc::new(propel_compiler::load_file(&g).unwrap_or_else(|e| panic!("{e}")));
-        let (mut jit, stats) = jit_machine(&game);
+        let (mut jit, stats) = jit_machine_with(&game, options);
         check(&name, &stats);
         let golden = read_perft(&root().join("tests/perft").join(format!("{name}.perft")));
         check_perft(&mut jit, &golden, &format!("{what} on {name}"));
@@ -125,7 +129,7 @@ pub fn propnet_machine(
     game: &std::sync::Arc<propel_compiler::Game>,
     passes: &[propel_compiler::propnet::passes::Pass],
 ) -> propel_runtime::PropnetMachine {
-    let opts = propel_runtime::build::PropnetOptions { passes: passes.to_vec(), ..Default::default() };
+    let opts = propel_runtime::build::BuildOptions { passes: passes.to_vec(), ..Default::default() };
     propel_runtime::build::propnet_machine(game, &opts).unwrap_or_else(|e| panic!("{}: {e}", game.name)).machine
 }
 

@@ -127,8 +127,7 @@ fn batched_lane_rollouts_find_the_win() {
     for threads in [1, 2] {
         let mut m = propel_runtime::build::jit_machine(&g, &Default::default()).unwrap().machine;
         assert!(m.has_lanes());
-        // Lanes whatever the timing said, so that this test covers them.
-        m.code().prefer_lanes.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(m.batches_on_lanes());
         let cfg = Config { batch: true, ..config(threads, Mode::Pipeline, 10_000) };
         // From the start: rollouts come in batches of 16 or more.
         let s0 = m.initial_state().unwrap();

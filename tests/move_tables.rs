@@ -1,24 +1,22 @@
 //! ORs over one role's moves set from a table (`lower::moves`) behave as
 //! fan-out: with the table taken for every role that has such an OR
-//! (`PROPEL_MOVE_TABLE=1`), every bundled game's JIT machine matches the
-//! golden perft and the prover's traces; and chiaras `bandl10`, whose code
-//! was nearly all such fan-out, takes the table by default and agrees with
-//! the prover. Its own test binary: the threshold is set through the
-//! environment, which the other tests must not see.
+//! (`move-table=1`), every bundled game's JIT machine matches the golden
+//! perft and the prover's traces; and chiaras `bandl10`, whose code was
+//! nearly all such fan-out, takes the table by default and agrees with the
+//! prover.
 
+use propel_compiler::lower::CodegenOptions;
 use propel_runtime::perft::perft;
 use propel_runtime::Prover;
 use propel_tests::{assert_traces_agree, corpus_game, jit_agrees_on_bundled_games, jit_machine};
 
-/// One test, in order: the default threshold first, then the threshold
-/// the bundled games run under (the environment is the process's).
 #[test]
 fn move_tables_agree_with_the_prover() {
-    bandl10_moves_come_from_a_table();
-    std::env::set_var("PROPEL_MOVE_TABLE", "1");
-    jit_agrees_on_bundled_games("jit with move tables", |_, _| {});
+    let options = CodegenOptions { move_table_edges: 1, ..Default::default() };
+    jit_agrees_on_bundled_games("jit with move tables", &options, |_, _| {});
 }
 
+#[test]
 fn bandl10_moves_come_from_a_table() {
     let Some(game) = corpus_game("chiaras-gdlfolder/bandl10.kif") else { return };
     let (mut jit, stats) = jit_machine(&game);

@@ -4,7 +4,7 @@
 //! machine interface, seed by seed; and a compiled library against the JIT.
 
 use propel_compiler::lower::{game_hash, object, Machine};
-use propel_runtime::build::{jit_machine, PropnetOptions};
+use propel_runtime::build::{jit_machine, BuildOptions};
 use propel_runtime::playout::{playout, PlayoutStats};
 use propel_runtime::{NativeMachine, Prover, Rng, StateMachine};
 use propel_tests::{assert_traces_agree, bundled_games, check_perft, read_perft, root};
@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 fn jit(g: &std::path::Path) -> (Arc<propel_compiler::Game>, NativeMachine) {
     let game = Arc::new(propel_compiler::load_file(g).unwrap_or_else(|e| panic!("{e}")));
-    let m = jit_machine(&game, &PropnetOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", game.name)).machine;
+    let m = jit_machine(&game, &BuildOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", game.name)).machine;
     (game, m)
 }
 
@@ -65,7 +65,7 @@ fn library(game: &Arc<propel_compiler::Game>, text: &[u8], dir: &std::path::Path
     let c = propel_compiler::pipeline::compile(game, &Default::default(), propel_compiler::propnet::passes::Pass::ALL)
         .unwrap();
     let m = Machine { engines: vec![&c.net], split: None, goal_net: c.goal_net.as_ref(), lanes: Some(&c.net) };
-    let (bytes, _, _) = object(&m, &game_hash(text)).unwrap();
+    let (bytes, _, _) = object(&m, &game_hash(text), &Default::default()).unwrap();
     let obj = dir.join("g.o");
     std::fs::write(&obj, bytes).unwrap();
     let so = dir.join("g.so");
@@ -129,7 +129,7 @@ fn hybrid_machine_matches_golden_perft_and_its_rollouts_agree() {
     for g in bundled_games() {
         let name = g.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
         let game = Arc::new(propel_compiler::load_file(&g).unwrap_or_else(|e| panic!("{e}")));
-        let p = prepare(&game, &PropnetOptions::default()).unwrap();
+        let p = prepare(&game, &BuildOptions::default()).unwrap();
         let (native, _) = p.jit(&game.name).unwrap();
         let mut h = Hybrid::new(p.propnet(), native);
         let golden = read_perft(&root().join("tests/perft").join(format!("{name}.perft")));

@@ -2,9 +2,10 @@
 
 use anyhow::{bail, Result};
 use propel_compiler::ground::GroundLimits;
+use propel_compiler::lower::CodegenOptions;
 use propel_compiler::propnet::passes::Pass;
 use propel_compiler::Game;
-use propel_runtime::build::{propnet_machine, Built, PropnetOptions};
+use propel_runtime::build::{propnet_machine, BuildOptions, Built};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,6 +73,36 @@ pub struct MachineArgs {
     /// Seconds allowed for grounding.
     #[arg(long, default_value_t = 60.0)]
     pub ground_seconds: f64,
+    #[command(flatten)]
+    pub codegen: CodegenArgs,
+}
+
+/// How native code is generated (commands that build a JIT or a library).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct CodegenArgs {
+    /// Threads for code generation (default: every core).
+    #[arg(long)]
+    pub codegen_threads: Option<usize>,
+    /// Code generation settings for measurement and debugging,
+    /// comma-separated key=value: threads, batch-insts, move-table,
+    /// fanout-piece, opt-level (none|speed|speed_and_size), regalloc
+    /// (backtracking|single_pass), verify, dump-asm, pass-times (on|off).
+    #[arg(long, value_name = "KEY=VALUE,...")]
+    pub codegen: Option<String>,
+}
+
+impl CodegenArgs {
+    pub fn options(&self) -> Result<CodegenOptions> {
+        let mut o = CodegenOptions::default();
+        if let Some(list) = &self.codegen {
+            o.apply(list).map_err(anyhow::Error::msg)?;
+        }
+        if let Some(n) = self.codegen_threads {
+            anyhow::ensure!(n > 0, "--codegen-threads must be at least 1");
+            o.threads = n;
+        }
+        Ok(o)
+    }
 }
 
 impl MachineArgs {
@@ -83,9 +114,14 @@ impl MachineArgs {
         Pass::parse_list(&self.passes).map_err(anyhow::Error::msg)
     }
 
+    /// Everything a build takes from these options.
+    pub fn build_options(&self) -> Result<BuildOptions> {
+        Ok(BuildOptions { limits: self.limits(), passes: self.passes()?, codegen: self.codegen.options()? })
+    }
+
     /// Grounds, compiles and generates native code for `game`, logging what it took.
     pub fn build_jit(&self, game: &Arc<Game>) -> Result<propel_runtime::build::BuiltJit> {
-        let opts = PropnetOptions { limits: self.limits(), passes: self.passes()? };
+        let opts = self.build_options()?;
         let b = propel_runtime::build::jit_machine(game, &opts)?;
         for r in &b.report {
             tracing::debug!("{}: {:.3} s, {}", r.stage, r.seconds, r.counts);
@@ -102,7 +138,7 @@ impl MachineArgs {
     /// The interpreted propnet and the JIT of the same network, as one
     /// machine: tree operations on the first, rollouts on the second.
     pub fn build_hybrid(&self, game: &Arc<Game>) -> Result<propel_runtime::Hybrid> {
-        let opts = PropnetOptions { limits: self.limits(), passes: self.passes()? };
+        let opts = self.build_options()?;
         let p = propel_runtime::build::prepare(game, &opts)?;
         let (native, _) = p.jit(&game.name)?;
         Ok(propel_runtime::Hybrid::new(p.propnet(), native))
@@ -110,7 +146,7 @@ impl MachineArgs {
 
     /// Grounds and compiles `game` to a propnet machine, logging what it took.
     pub fn build(&self, game: &Arc<Game>) -> Result<Built> {
-        let opts = PropnetOptions { limits: self.limits(), passes: self.passes()? };
+        let opts = self.build_options()?;
         let b = propnet_machine(game, &opts)?;
         for r in &b.report {
             tracing::debug!("{}: {:.3} s, {}", r.stage, r.seconds, r.counts);
@@ -132,7 +168,7 @@ impl MachineArgs {
     /// when `rollouts` (searches and playouts: the hybrid machine); the
     /// prover where the game builds no propnet. Logs what it chose and why.
     pub fn build_auto(&self, game: &Arc<Game>, rollouts: bool) -> Result<AutoMachine> {
-        let opts = PropnetOptions { limits: self.limits(), passes: self.passes()? };
+        let opts = self.build_options()?;
         let p = match propel_runtime::build::prepare(game, &opts) {
             Ok(p) => p,
             Err(e) => {
@@ -161,7 +197,6 @@ pub fn load_aot(path: &Path, game: &Game) -> Result<propel_runtime::NativeMachin
     let text = std::fs::read(&game.name).map_err(|e| anyhow::anyhow!("{}: {e}", game.name))?;
     let hash = propel_compiler::lower::game_hash(&text);
     let code = Arc::new(propel_runtime::aot::load(path, Some(&hash))?);
-    propel_runtime::NativeCode::measure_lanes(&code);
     Ok(propel_runtime::NativeMachine::new(code))
 }
 

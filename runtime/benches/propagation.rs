@@ -7,7 +7,7 @@
 //! `cargo bench -p propel-runtime`
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use propel_runtime::build::{jit_machine, propnet_machine, PropnetOptions};
+use propel_runtime::build::{jit_machine, propnet_machine, BuildOptions};
 use propel_runtime::playout::{playout, PlayoutStats};
 use propel_runtime::{Rng, StateMachine};
 use std::hint::black_box;
@@ -58,7 +58,7 @@ fn replay<M: StateMachine>(m: &mut M, joints: &[Vec<M::Move>]) -> usize {
 fn bench(c: &mut Criterion) {
     for name in ["tictactoe", "connect4", "breakthrough"] {
         let g = game(name);
-        let opts = PropnetOptions::default();
+        let opts = BuildOptions::default();
         let mut interp = propnet_machine(&g, &opts).unwrap().machine;
         let mut jit = jit_machine(&g, &opts).unwrap().machine;
         let ji = record(&mut interp, 7);

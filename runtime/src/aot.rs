@@ -113,7 +113,6 @@ pub fn load(path: &Path, game_hash: Option<&str>) -> Result<NativeCode, AotError
     }
     Ok(NativeCode {
         lanes: NativeCode::lane_plan(&fns),
-        prefer_lanes: Default::default(),
         fns,
         size,
         engines,

@@ -5,6 +5,7 @@ use crate::machine::StateMachine;
 use crate::propnet::{PropnetMachine, Topology};
 use crate::rng::Rng;
 use propel_compiler::ground::GroundLimits;
+use propel_compiler::lower::CodegenOptions;
 use propel_compiler::pipeline::{compile, CompileError, Compiled, StageReport};
 use propel_compiler::propnet::passes::{specialise, Pass};
 use propel_compiler::propnet::Propnet;
@@ -12,16 +13,19 @@ use propel_compiler::Game;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How to build a propnet machine.
+/// How to build a game's machines: the grounding budget, the propnet
+/// passes, and how native code is generated. A value passed down from the
+/// command line; nothing below reads the environment.
 #[derive(Clone, Debug)]
-pub struct PropnetOptions {
+pub struct BuildOptions {
     pub limits: GroundLimits,
     pub passes: Vec<Pass>,
+    pub codegen: CodegenOptions,
 }
 
-impl Default for PropnetOptions {
+impl Default for BuildOptions {
     fn default() -> Self {
-        PropnetOptions { limits: GroundLimits::default(), passes: Pass::ALL.to_vec() }
+        BuildOptions { limits: GroundLimits::default(), passes: Pass::ALL.to_vec(), codegen: CodegenOptions::default() }
     }
 }
 
@@ -185,6 +189,7 @@ fn try_split(c: &Compiled, single: &PropnetMachine) -> Option<Split> {
 /// it without grounding again.
 pub struct Prepared {
     compiled: Compiled,
+    codegen: CodegenOptions,
     split: Option<Split>,
     single: PropnetMachine,
     /// The lanes' network ([`Pass::LANES`] after the pipeline), made when
@@ -193,11 +198,11 @@ pub struct Prepared {
 }
 
 /// Grounds, compiles and optimises `game`, and decides the split network.
-pub fn prepare(game: &Arc<Game>, opts: &PropnetOptions) -> Result<Prepared, CompileError> {
+pub fn prepare(game: &Arc<Game>, opts: &BuildOptions) -> Result<Prepared, CompileError> {
     let c = compile(game, &opts.limits, &opts.passes)?;
     let single = PropnetMachine::new(Arc::new(Topology::new(&c.net, c.goal_net.clone())));
     let split = if opts.passes.contains(&Pass::Split) { try_split(&c, &single) } else { None };
-    Ok(Prepared { compiled: c, split, single, lane_net: Default::default() })
+    Ok(Prepared { compiled: c, codegen: opts.codegen.clone(), split, single, lane_net: Default::default() })
 }
 
 impl Prepared {
@@ -267,13 +272,17 @@ impl Prepared {
         name: &str,
     ) -> Result<(crate::native::NativeMachine, propel_compiler::lower::CodeStats), JitError> {
         let machine = self.lower_machine();
-        let code = propel_compiler::lower::jit(&machine, name)?;
+        let code = propel_compiler::lower::jit(&machine, name, &self.codegen)?;
         let stats = code.stats.clone();
         let fns = code.fns;
         let layout = code.layout.clone();
         let native = Arc::new(native_code(self.native_net(), fns, layout, Box::new(code)));
-        crate::native::NativeCode::measure_lanes(&native);
         Ok((crate::native::NativeMachine::new(native), stats))
+    }
+
+    /// How native code is generated from this build.
+    pub fn codegen(&self) -> &CodegenOptions {
+        &self.codegen
     }
 
     /// The playout network.
@@ -302,7 +311,7 @@ impl Prepared {
 }
 
 /// Grounds, compiles and optimises `game`, and builds its machine.
-pub fn propnet_machine(game: &Arc<Game>, opts: &PropnetOptions) -> Result<Built, CompileError> {
+pub fn propnet_machine(game: &Arc<Game>, opts: &BuildOptions) -> Result<Built, CompileError> {
     let p = prepare(game, opts)?;
     let machine = p.propnet();
     let Prepared { compiled: c, split, .. } = p;
@@ -342,7 +351,6 @@ pub fn native_code(
     }
     crate::native::NativeCode {
         lanes: crate::native::NativeCode::lane_plan(&fns),
-        prefer_lanes: Default::default(),
         fns,
         size: layout.size,
         engines: crate::native::NativeCode::offsets(&layout),
@@ -360,7 +368,7 @@ pub fn native_code(
 
 /// Grounds, compiles and optimises `game`, decides the split as the
 /// interpreter does (measured), then generates native code in memory.
-pub fn jit_machine(game: &Arc<Game>, opts: &PropnetOptions) -> Result<BuiltJit, JitError> {
+pub fn jit_machine(game: &Arc<Game>, opts: &BuildOptions) -> Result<BuiltJit, JitError> {
     let p = prepare(game, opts)?;
     let (machine, code) = p.jit(&game.name)?;
     let Prepared { compiled: c, .. } = p;

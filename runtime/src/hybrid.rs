@@ -82,7 +82,7 @@ impl Simulator for Hybrid {
     }
 
     fn preferred_batch(&self) -> u32 {
-        if self.native.code().prefer_lanes() {
+        if self.native.batches_on_lanes() {
             LANE_BATCH
         } else {
             1

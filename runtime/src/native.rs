@@ -4,7 +4,7 @@
 //! [`propel_compiler::lower::Layout`]) and reads the legal-move and
 //! next-state bitsets there directly.
 
-use crate::lanes::{LaneEval, LaneSource, Lanes, Word, LANES};
+use crate::lanes::{LaneEval, LaneSource, Lanes, Word};
 use crate::machine::{MachineError, StateMachine};
 use crate::propnet::NetState;
 use propel_compiler::lower::lanes::LanePlan;
@@ -39,9 +39,6 @@ pub struct NativeCode {
     /// Where the bit-parallel playout code keeps each output, when the
     /// code has it.
     pub lanes: Option<LanePlan>,
-    /// Whether batches of playouts run faster on lanes than one native
-    /// playout after another (measured by [`NativeCode::measure_lanes`]).
-    pub prefer_lanes: std::sync::atomic::AtomicBool,
     /// Keeps the code alive: the JIT module or the loaded library.
     pub owner: Box<dyn std::any::Any + Send + Sync>,
 }
@@ -61,49 +58,6 @@ impl NativeCode {
             .zip(&layout.regions)
             .map(|(l, &r)| EngineOffsets { legal_bits: r + l.legal_bits, next_bits: r + l.next_bits })
             .collect()
-    }
-
-    /// Whether batches of playouts should run on lanes.
-    pub fn prefer_lanes(&self) -> bool {
-        // Relaxed: a hint; either value gives correct playouts.
-        self.prefer_lanes.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Times a batch of lane playouts against native playouts one at a
-    /// time from the initial state (a fraction of a second) and records
-    /// which is faster (see [`NativeCode::prefer_lanes`]).
-    pub fn measure_lanes(code: &Arc<NativeCode>) {
-        if code.lanes.is_none() {
-            return;
-        }
-        let initial = NetState::from_bits(code.initial.clone());
-        let mut m = NativeMachine::new(code.clone());
-        let mut per_playout = |lanes: bool, budget: f64| -> Option<f64> {
-            let t = std::time::Instant::now();
-            let (mut g, mut l) = (Vec::new(), Vec::new());
-            let mut n = 0;
-            while n < LANES && (n == 0 || t.elapsed().as_secs_f64() < budget) {
-                if lanes {
-                    m.lane_playouts(&initial, LANES, 1 + n as u64, 20_000, &mut g, &mut l).ok()?;
-                    n += LANES;
-                } else {
-                    m.native_playout(&initial, 1 + n as u64, 20_000, &mut g).ok()?;
-                    n += 1;
-                }
-            }
-            Some(t.elapsed().as_secs_f64() / n as f64)
-        };
-        // Lanes twice: the first batch pays for cold memory.
-        let _ = per_playout(true, 0.0);
-        let lanes = per_playout(true, 0.0);
-        let single = per_playout(false, lanes.map_or(0.2, |t| LANES as f64 * t));
-        let prefer = match (lanes, single) {
-            (Some(l), Some(s)) => l < s,
-            (l, _) => l.is_some(),
-        };
-        tracing::debug!(?lanes, ?single, prefer, "seconds per playout: lanes vs one at a time");
-        // Relaxed: see `prefer_lanes`.
-        code.prefer_lanes.store(prefer, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The lane plan the code carries, if any.
@@ -135,6 +89,9 @@ impl NativeCode {
 /// One instance of a native machine (per thread).
 pub struct NativeMachine {
     code: Arc<NativeCode>,
+    /// Whether batches of playouts run on the lanes (where the code has
+    /// them) rather than one native playout after another.
+    batch_lanes: bool,
     /// Instance memory, 8-byte aligned.
     mem: Vec<u64>,
     joint: Vec<u32>,
@@ -188,7 +145,9 @@ fn check(rc: i32, what: &str) -> Result<(), MachineError> {
 impl NativeMachine {
     pub fn new(code: Arc<NativeCode>) -> NativeMachine {
         let words = (code.size as usize).div_ceil(8);
-        let mut m = NativeMachine { mem: vec![0u64; words], joint: vec![0; code.roles.len()], code, lanes: None };
+        let batch_lanes = code.lanes.is_some();
+        let mut m =
+            NativeMachine { mem: vec![0u64; words], joint: vec![0; code.roles.len()], code, lanes: None, batch_lanes };
         // SAFETY: `mem` is `layout.size` bytes, 8-byte aligned, owned by
         // this instance; `init` writes only inside it.
         unsafe { (m.code.fns.init)(m.inst()) };
@@ -297,11 +256,25 @@ impl NativeMachine {
         self.code.lanes.is_some()
     }
 
+    /// Whether batches of playouts run on the lanes: wherever the code
+    /// has them, unless [`Self::set_batch_lanes`] said otherwise. Chosen
+    /// from the code, not timed: with the lanes' bit-sliced moves they
+    /// outrun one-at-a-time native playouts on every game measured
+    /// (docs/native.md).
+    pub fn batches_on_lanes(&self) -> bool {
+        self.batch_lanes && self.has_lanes()
+    }
+
+    /// Runs batches of playouts on the lanes (`true`, where the code has
+    /// them) or one native playout after another.
+    pub fn set_batch_lanes(&mut self, on: bool) {
+        self.batch_lanes = on;
+    }
+
     /// `count` random playouts from `s`: each playout's length into
     /// `lengths`, each role's goal (largest value given, -1 if none) into
     /// `goals[p * roles + r]`. Bit-parallel ([`Self::lane_playouts`]) when
-    /// the code has lanes and they measured faster, else one native
-    /// playout after another.
+    /// [`Self::batches_on_lanes`], else one native playout after another.
     pub fn playouts(
         &mut self,
         s: &NetState,
@@ -311,7 +284,7 @@ impl NativeMachine {
         goals: &mut Vec<i32>,
         lengths: &mut Vec<u32>,
     ) -> Result<(), MachineError> {
-        if self.code.lanes.is_some() && self.code.prefer_lanes() {
+        if self.batches_on_lanes() {
             return self.lane_playouts(s, count, seed, max_steps, goals, lengths);
         }
         let roles = self.code.roles.len();

@@ -171,7 +171,7 @@ impl Simulator for NativeMachine {
     }
 
     fn preferred_batch(&self) -> u32 {
-        if self.code().prefer_lanes() {
+        if self.batches_on_lanes() {
             MIN_LANE_BATCH
         } else {
             1
@@ -182,8 +182,8 @@ impl Simulator for NativeMachine {
         NativeMachine::lane_runner(self)
     }
 
-    /// Batches of [`MIN_LANE_BATCH`] or more run bit-parallel when the
-    /// code has lanes and they measured faster (one at a time otherwise);
+    /// Batches of [`MIN_LANE_BATCH`] or more run bit-parallel where the
+    /// machine runs batches on lanes (one at a time otherwise);
     /// a lane batch runs whole, whatever `stop` says (search asks for
     /// [`crate::hybrid::LANE_BATCH`] playouts at most).
     fn rollouts(
@@ -194,7 +194,7 @@ impl Simulator for NativeMachine {
         sums: &mut [f64],
         stop: &dyn Fn() -> bool,
     ) -> Result<u32, MachineError> {
-        if count < MIN_LANE_BATCH || !self.code().prefer_lanes() {
+        if count < MIN_LANE_BATCH || !self.batches_on_lanes() {
             return one_at_a_time(self, s, count, rng, sums, stop, |m, s, rng, g| m.rollout(s, rng, g));
         }
         let (mut goals, mut lengths) = (Vec::new(), Vec::new());

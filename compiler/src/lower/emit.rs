@@ -35,16 +35,9 @@ const NONE: u32 = u32::MAX;
 /// functions of this many updates each, called from its chunk: one
 /// straight-line block of millions of updates (amazonsTorus) made a 10.8 MB
 /// stack frame (the single-pass allocator's spill slots grow with the
-/// block) and overflowed the stack. `PROPEL_FANOUT_PIECE` overrides it.
-const FANOUT_PIECE: usize = 16_384;
-
-fn fanout_piece() -> usize {
-    std::env::var("PROPEL_FANOUT_PIECE")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&n: &usize| n > 0)
-        .unwrap_or(FANOUT_PIECE)
-}
+/// block) and overflowed the stack. `CodegenOptions::fanout_piece`
+/// overrides it.
+pub(crate) const FANOUT_PIECE: usize = 16_384;
 /// A leaf table entry for a leaf set by its own code.
 const SPECIAL: u32 = u32::MAX;
 /// A leaf table entry for an input nothing reads (all its readers are
@@ -101,6 +94,8 @@ pub(crate) struct Emitter<'a, M: Module> {
     /// Updates per fan-out piece ([`FANOUT_PIECE`]), and the pieces of each
     /// component with more readers than that.
     piece_len: usize,
+    /// Worker threads for building chunk bodies.
+    threads: usize,
     pieces: rustc_hash::FxHashMap<u32, Vec<FuncId>>,
     piece_sig: Signature,
     /// ORs over one role's inputs, set from a table by `set_joint`.
@@ -129,11 +124,11 @@ impl<'a, M: Module> Emitter<'a, M> {
         layout: &'a Layout,
         cycles: Vec<Vec<u32>>,
         prefix: &str,
-        batch_insts: usize,
+        options: &super::CodegenOptions,
     ) -> Self {
         let n = net.len();
         let mut fanout = net.fanout();
-        let moves = moves::take(net, &mut fanout);
+        let moves = moves::take(net, &mut fanout, options.move_table_edges);
         if !moves.is_empty() {
             tracing::debug!(
                 prefix,
@@ -173,8 +168,9 @@ impl<'a, M: Module> Emitter<'a, M> {
             prefix: prefix.to_string(),
             edges: 0,
             chunks: Vec::new(),
-            body_batch: (batch_insts / 10).max(1),
-            piece_len: fanout_piece(),
+            body_batch: (options.batch_insts / 10).max(1),
+            piece_len: options.fanout_piece.max(1),
+            threads: options.workers(),
             pieces: Default::default(),
             piece_sig,
             moves,
@@ -418,14 +414,15 @@ impl<'a, M: Module> Emitter<'a, M> {
         r
     }
 
-    /// The bodies of chunk functions `range` (of `ids`), built on
-    /// [`super::parallel::threads`] threads (each chunk is independent),
-    /// in chunk order.
+    /// The bodies of chunk functions `range` (of `ids`), built on the
+    /// code generation's worker threads (each chunk is independent), in
+    /// chunk order.
     fn chunk_bodies(&mut self, ids: &[FuncId], range: std::ops::Range<usize>) -> Vec<Function> {
         let sig = self.module.declarations().get_function_decl(ids[0]).signature.clone();
         let fc = self.module.isa().frontend_config();
         let code = self.code();
         super::parallel::on_workers(
+            self.threads,
             range.len(),
             FunctionBuilderContext::new,
             |fctx, j| {

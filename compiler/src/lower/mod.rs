@@ -26,11 +26,13 @@ mod goals;
 pub mod lanes;
 pub mod layout;
 mod moves;
+mod options;
 mod parallel;
 mod top;
 
 pub use emit::EXPORTS;
 pub use layout::{reset_image, Layout, FORMAT_VERSION};
+pub use options::{CodegenOptions, OptLevel, Regalloc, KEYS as CODEGEN_KEYS};
 
 use crate::propnet::Propnet;
 use cranelift_codegen::settings::{self, Configurable};
@@ -164,12 +166,13 @@ fn generate<M: Module>(
     m: &Machine<'_>,
     game_hash: &str,
     cpu: &str,
+    options: &CodegenOptions,
 ) -> Result<(Vec<cranelift_module::FuncId>, MachineLayout, CodeStats), LowerError> {
     if let Some(e) = m.too_large() {
         return Err(e);
     }
-    let mut par = parallel::Parallel::new(module, bulk_isa);
-    let (exports, layout, mut stats) = emit_all(&mut par, m, game_hash, cpu)?;
+    let mut par = parallel::Parallel::new(module, bulk_isa, options);
+    let (exports, layout, mut stats) = emit_all(&mut par, m, game_hash, cpu, options)?;
     let t = Instant::now();
     par.finish()?;
     tracing::debug!(seconds = t.elapsed().as_secs_f64(), "machine code");
@@ -183,6 +186,7 @@ fn emit_all<M: Module>(
     m: &Machine<'_>,
     game_hash: &str,
     cpu: &str,
+    options: &CodegenOptions,
 ) -> Result<(Vec<cranelift_module::FuncId>, MachineLayout, CodeStats), LowerError> {
     let cycles: Vec<Vec<Vec<u32>>> = m.engines.iter().map(|n| n.cycles()).collect();
     let layouts: Vec<Layout> = m
@@ -210,8 +214,7 @@ fn emit_all<M: Module>(
         let image = reset_image(net, l)[..l.stack as usize].to_vec();
         let t = Instant::now();
         module.bulk_code(true);
-        let batch = module.batch_insts();
-        let mut e = emit::Emitter::new(module, net, goal_net, l, c, &format!("propel_e{k}"), batch);
+        let mut e = emit::Emitter::new(module, net, goal_net, l, c, &format!("propel_e{k}"), options);
         fns.push(e.emit_engine(image)?);
         e.module.bulk_code(false);
         updates += e.edges;
@@ -265,19 +268,20 @@ const CONTROL_OPT: Level = Level { opt: "speed", regalloc: "backtracking" };
 /// lengthened live ranges, which the single-pass allocator spills.
 const BULK_OPT: Level = Level { opt: "none", regalloc: "single_pass" };
 
-fn isa(pic: bool, level: Level) -> Result<cranelift_codegen::isa::OwnedTargetIsa, LowerError> {
+fn isa(
+    pic: bool,
+    level: Level,
+    options: &CodegenOptions,
+) -> Result<cranelift_codegen::isa::OwnedTargetIsa, LowerError> {
     let mut flags = settings::builder();
     let set = |f: &mut settings::Builder, k: &str, v: &str| f.set(k, v).map_err(|e| LowerError::Codegen(e.to_string()));
-    // PROPEL_OPT_LEVEL (none, speed, speed_and_size) and PROPEL_REGALLOC
-    // (backtracking, single_pass) override both levels.
-    let opt = std::env::var("PROPEL_OPT_LEVEL").unwrap_or_else(|_| level.opt.to_string());
-    set(&mut flags, "opt_level", &opt)?;
-    let ra = std::env::var("PROPEL_REGALLOC").unwrap_or_else(|_| level.regalloc.to_string());
-    set(&mut flags, "regalloc_algorithm", &ra)?;
+    // The options' optimisation level and allocator override both levels.
+    set(&mut flags, "opt_level", options.opt_level.map_or(level.opt, |o| o.name()))?;
+    set(&mut flags, "regalloc_algorithm", options.regalloc.map_or(level.regalloc, |r| r.name()))?;
     set(&mut flags, "is_pic", if pic { "true" } else { "false" })?;
     set(&mut flags, "use_colocated_libcalls", "false")?;
     // The verifier checks every function in debug builds and tests.
-    let verify = cfg!(debug_assertions) || std::env::var_os("PROPEL_VERIFY").is_some();
+    let verify = cfg!(debug_assertions) || options.verify;
     set(&mut flags, "enable_verifier", if verify { "true" } else { "false" })?;
     let builder = cranelift_native::builder().map_err(|e| LowerError::Host(e.to_string()))?;
     builder.finish(settings::Flags::new(flags)).map_err(|e| LowerError::Codegen(e.to_string()))
@@ -286,7 +290,7 @@ fn isa(pic: bool, level: Level) -> Result<cranelift_codegen::isa::OwnedTargetIsa
 /// The host's processor features as the code generator sees them, to
 /// refuse a library built for another processor.
 pub fn host_cpu() -> Result<String, LowerError> {
-    let isa = isa(true, CONTROL_OPT)?;
+    let isa = isa(true, CONTROL_OPT, &CodegenOptions::default())?;
     Ok(format!(
         "{} {}",
         isa.triple(),
@@ -371,10 +375,10 @@ fn info_bytes(meta: &str) -> Vec<u8> {
 const JIT_ARENA: usize = 3 << 29;
 
 /// Compiles a machine into memory.
-pub fn jit(m: &Machine<'_>, game_hash: &str) -> Result<JitCode, LowerError> {
+pub fn jit(m: &Machine<'_>, game_hash: &str, options: &CodegenOptions) -> Result<JitCode, LowerError> {
     let t = Instant::now();
     let cpu = host_cpu()?;
-    let mut builder = JITBuilder::with_isa(isa(false, CONTROL_OPT)?, default_libcall_names());
+    let mut builder = JITBuilder::with_isa(isa(false, CONTROL_OPT, options)?, default_libcall_names());
     // One contiguous reservation (committed as it fills): calls between
     // functions are 32-bit PC-relative, and separately mapped pieces of a
     // large module could land more than 2 GB apart (amazons, 181 MB of
@@ -382,7 +386,8 @@ pub fn jit(m: &Machine<'_>, game_hash: &str) -> Result<JitCode, LowerError> {
     let arena = ArenaMemoryProvider::new_with_size(JIT_ARENA).map_err(|e| LowerError::Codegen(e.to_string()))?;
     builder.memory_provider(Box::new(arena));
     let mut module = JITModule::new(builder);
-    let (exports, layout, mut stats) = generate(&mut module, isa(false, BULK_OPT)?, m, game_hash, &cpu)?;
+    let (exports, layout, mut stats) =
+        generate(&mut module, isa(false, BULK_OPT, options)?, m, game_hash, &cpu, options)?;
     module.finalize_definitions()?;
     let addrs: Vec<*const u8> = exports.iter().map(|&id| module.get_finalized_function(id)).collect();
     // SAFETY: the addresses are those of the functions `generate` defined,
@@ -394,12 +399,16 @@ pub fn jit(m: &Machine<'_>, game_hash: &str) -> Result<JitCode, LowerError> {
 
 /// Compiles a machine into an object file (position-independent, for a
 /// shared library). Returns the bytes, the layout and what it took.
-pub fn object(m: &Machine<'_>, game_hash: &str) -> Result<(Vec<u8>, MachineLayout, CodeStats), LowerError> {
+pub fn object(
+    m: &Machine<'_>,
+    game_hash: &str,
+    options: &CodegenOptions,
+) -> Result<(Vec<u8>, MachineLayout, CodeStats), LowerError> {
     let t = Instant::now();
     let cpu = host_cpu()?;
-    let builder = ObjectBuilder::new(isa(true, CONTROL_OPT)?, "propel_game", default_libcall_names())?;
+    let builder = ObjectBuilder::new(isa(true, CONTROL_OPT, options)?, "propel_game", default_libcall_names())?;
     let mut module = ObjectModule::new(builder);
-    let (_, layout, mut stats) = generate(&mut module, isa(true, BULK_OPT)?, m, game_hash, &cpu)?;
+    let (_, layout, mut stats) = generate(&mut module, isa(true, BULK_OPT, options)?, m, game_hash, &cpu, options)?;
     let product = module.finish();
     let bytes = product.emit().map_err(|e| LowerError::Codegen(e.to_string()))?;
     stats.seconds = t.elapsed().as_secs_f64();

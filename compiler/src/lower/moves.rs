@@ -15,16 +15,12 @@ use crate::propnet::{Kind, Propnet};
 
 /// Roles whose move ORs read fewer input edges than this keep them as
 /// fan-out: below it the fan-out code is small, and a table lookup per
-/// move is not worth it. `PROPEL_MOVE_TABLE` overrides it (tests set 1 so
-/// every role with a move OR takes this path).
-const MIN_EDGES: usize = 16_384;
+/// move is not worth it. `CodegenOptions::move_table_edges` overrides it
+/// (tests set 1 so every role with a move OR takes this path).
+pub(crate) const MIN_EDGES: usize = 16_384;
 
 /// Bits in a row: the ORs per role set from the table.
 const ROW_BITS: usize = 64;
-
-fn min_edges() -> usize {
-    std::env::var("PROPEL_MOVE_TABLE").ok().and_then(|v| v.parse().ok()).unwrap_or(MIN_EDGES)
-}
 
 /// The move ORs of one network.
 #[derive(Debug, Default)]
@@ -46,8 +42,7 @@ impl MoveOrs {
 
 /// Finds the move ORs worth a table and takes their input edges out of
 /// `fanout`.
-pub(crate) fn take(net: &Propnet, fanout: &mut [Vec<u32>]) -> MoveOrs {
-    let min_edges = min_edges();
+pub(crate) fn take(net: &Propnet, fanout: &mut [Vec<u32>], min_edges: usize) -> MoveOrs {
     let roles = net.roles.len();
     let mut out = MoveOrs { per_role: vec![Vec::new(); roles], rows: vec![0; net.inputs.len()], edges: 0 };
     // (reads, component) of each role's move ORs.

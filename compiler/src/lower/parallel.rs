@@ -30,11 +30,14 @@ pub(crate) struct Parallel<'m, M: Module> {
     pending_insts: usize,
     /// Compile a batch once `pending_insts` reaches this.
     batch_insts: usize,
+    threads: usize,
+    dump_asm: bool,
+    pass_times: bool,
 }
 
 /// IR instructions held before a batch is compiled: enough for every core
 /// to have work, few enough to bound memory (a few hundred MB).
-/// `PROPEL_BATCH_INSTS` overrides it; the engines' bodies and the goal
+/// `CodegenOptions::batch_insts` overrides it; the engines' bodies and the goal
 /// network's chunks are sized from it, so tests with tiny batches run
 /// every path that cuts code into pieces.
 pub(crate) const BATCH_INSTS: usize = 4_000_000;
@@ -44,22 +47,23 @@ struct Compiled {
     alignment: u64,
     bytes: Vec<u8>,
     relocs: Vec<ModuleReloc>,
-    /// The code as text, when `PROPEL_DUMP_ASM` asks for it.
+    /// The code as text, when `CodegenOptions::dump_asm` asks for it.
     asm: Option<String>,
 }
 
-/// Runs `work(state, k)` for every `k` in `0..count` on [`threads`] worker
+/// Runs `work(state, k)` for every `k` in `0..count` on `threads` worker
 /// threads, each with its own `init()` state (handed to `finish` when the
 /// thread runs out of work); returns the results in `k` order. A panic in
 /// a worker is passed on.
 pub(crate) fn on_workers<S, T: Send>(
+    threads: usize,
     count: usize,
     init: impl Fn() -> S + Sync,
     work: impl Fn(&mut S, usize) -> T + Sync,
     finish: impl Fn(S) + Sync,
 ) -> Vec<T> {
     let next = AtomicUsize::new(0);
-    let workers = threads().min(count).max(1);
+    let workers = threads.min(count).max(1);
     let mut done: Vec<(usize, T)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
@@ -87,21 +91,21 @@ pub(crate) fn on_workers<S, T: Send>(
     done.into_iter().map(|(_, t)| t).collect()
 }
 
-/// Worker threads for code generation: `PROPEL_JIT_THREADS`, else every core.
-pub(crate) fn threads() -> usize {
-    std::env::var("PROPEL_JIT_THREADS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&n: &usize| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
-
 impl<'m, M: Module> Parallel<'m, M> {
     /// `bulk_isa` must target the wrapped module's processor and calling
     /// convention; it may differ in optimisation level.
-    pub(crate) fn new(inner: &'m mut M, bulk_isa: isa::OwnedTargetIsa) -> Self {
-        let batch_insts = std::env::var("PROPEL_BATCH_INSTS").ok().and_then(|v| v.parse().ok()).unwrap_or(BATCH_INSTS);
-        Parallel { inner, bulk_isa, bulk: false, pending: Vec::new(), pending_insts: 0, batch_insts }
+    pub(crate) fn new(inner: &'m mut M, bulk_isa: isa::OwnedTargetIsa, options: &super::CodegenOptions) -> Self {
+        Parallel {
+            inner,
+            bulk_isa,
+            bulk: false,
+            pending: Vec::new(),
+            pending_insts: 0,
+            batch_insts: options.batch_insts.max(1),
+            threads: options.workers(),
+            dump_asm: options.dump_asm,
+            pass_times: options.pass_times,
+        }
     }
 
     /// IR instructions compiled per batch: emitters size the pieces they
@@ -124,13 +128,14 @@ impl<'m, M: Module> Parallel<'m, M> {
     fn flush(&mut self) -> ModuleResult<()> {
         let pending = std::mem::take(&mut self.pending);
         self.pending_insts = 0;
-        let Parallel { inner, bulk_isa, .. } = self;
-        let dump = std::env::var_os("PROPEL_DUMP_ASM").is_some();
+        let Parallel { inner, bulk_isa, threads, dump_asm: dump, pass_times, .. } = self;
+        let (dump, pass_times) = (*dump, *pass_times);
         let mut order: Vec<usize> = (0..pending.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(pending[i].1.dfg.num_insts()));
         let isas: [&dyn isa::TargetIsa; 2] = [inner.isa(), &**bulk_isa];
         let decls = inner.declarations();
         let mut done = on_workers(
+            *threads,
             pending.len(),
             Context::new,
             |ctx, k| {
@@ -150,8 +155,8 @@ impl<'m, M: Module> Parallel<'m, M> {
                 (i, r)
             },
             |_| {
-                if std::env::var_os("PROPEL_PASS_TIMES").is_some() {
-                    eprintln!("{}", cranelift_codegen::timing::take_current());
+                if pass_times {
+                    tracing::info!("{}", cranelift_codegen::timing::take_current());
                 }
             },
         );
@@ -160,7 +165,7 @@ impl<'m, M: Module> Parallel<'m, M> {
         for ((id, ..), (_, r)) in pending.iter().zip(done) {
             let c = r?;
             if let Some(asm) = c.asm {
-                eprintln!("; function {}\n{asm}", id.as_u32());
+                tracing::info!("; function {}\n{asm}", id.as_u32());
             }
             inner.define_function_bytes(*id, c.alignment, &c.bytes, &c.relocs)?;
         }

@@ -4,7 +4,7 @@
 use crate::machines::{load_game, MachineArgs};
 use anyhow::Result;
 use propel_runtime::analysis::analyse;
-use propel_runtime::build::{prepare, PropnetOptions};
+use propel_runtime::build::prepare;
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,7 +31,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<ExitCode> {
     let game = load_game(&a.game)?;
-    let opts = PropnetOptions { limits: a.machine.limits(), passes: a.machine.passes()? };
+    let opts = a.machine.build_options()?;
     let p = prepare(&game, &opts)?;
     let an = analyse(
         p.net(),

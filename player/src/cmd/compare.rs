@@ -7,7 +7,7 @@ use crate::cmd::compile::write_library;
 use crate::machines::{load_aot, load_game, MachineArgs};
 use anyhow::{Context, Result};
 use propel_compiler::propnet::Propnet;
-use propel_runtime::build::{prepare, Prepared, PropnetOptions};
+use propel_runtime::build::{prepare, Prepared};
 use propel_runtime::lanes::{Lanes, Reference};
 use propel_runtime::perft::perft;
 use propel_runtime::playout::{playout, PlayoutStats, MAX_PLAYOUT_STEPS};
@@ -71,7 +71,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mut prover = Prover::new(game.clone())?;
     let t = Instant::now();
     // Grounded once: the propnet, the JIT and the library share the network.
-    let opts = PropnetOptions { limits: a.machine.limits(), passes: a.machine.passes()? };
+    let opts = a.machine.build_options()?;
     let prepared = match prepare(&game, &opts) {
         Ok(p) => p,
         Err(e) => {

@@ -4,7 +4,7 @@
 use crate::machines::{load_game, MachineArgs};
 use anyhow::{bail, Context, Result};
 use propel_compiler::lower::{c_header, game_hash, object, CodeStats};
-use propel_runtime::build::{prepare, Prepared, PropnetOptions};
+use propel_runtime::build::{prepare, Prepared};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -29,7 +29,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let text = std::fs::read(&a.game).with_context(|| format!("reading {}", a.game.display()))?;
     let game = load_game(&a.game)?;
     // The split decision is measured on the interpreter, as for the JIT.
-    let opts = PropnetOptions { limits: a.machine.limits(), passes: a.machine.passes()? };
+    let opts = a.machine.build_options()?;
     let prepared = prepare(&game, &opts)?;
     let header = a.header.clone().unwrap_or_else(|| a.output.with_extension("h"));
     let stats = write_library(&prepared, &text, &a.game.display().to_string(), &a.output, &header, &a.cc)?;
@@ -60,7 +60,7 @@ pub fn write_library(
     cc: &str,
 ) -> Result<CodeStats> {
     let machine = prepared.lower_machine();
-    let (bytes, layout, stats) = object(&machine, &game_hash(text))?;
+    let (bytes, layout, stats) = object(&machine, &game_hash(text), prepared.codegen())?;
     let obj = output.with_extension("o");
     std::fs::write(&obj, &bytes).with_context(|| format!("writing {}", obj.display()))?;
     let out = Command::new(cc)

@@ -59,8 +59,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             if on && !m.has_lanes() {
                 anyhow::bail!("this machine has no lane code (see docs/native.md: lanes)");
             }
-            // Relaxed: read by this thread only, after this store.
-            m.code().prefer_lanes.store(on, std::sync::atomic::Ordering::Relaxed);
+            m.set_batch_lanes(on);
         }
         fast_playouts(&mut m, Duration::from_secs_f64(secs), a.count, a.seed)?
     } else if let Some(n) = a.count {

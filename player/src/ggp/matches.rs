@@ -11,7 +11,7 @@ use anyhow::{anyhow, Context as _, Result};
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use propel_compiler::Game;
 use propel_runtime::analysis::analyse;
-use propel_runtime::build::{prepare, PropnetOptions};
+use propel_runtime::build::{prepare, BuildOptions};
 use propel_runtime::mcts::Stats;
 use propel_runtime::{Hybrid, Prover};
 use serde_json::json;
@@ -53,6 +53,8 @@ pub struct PlayerConfig {
     /// the JIT's lanes) where the lanes measure far faster.
     pub lanes: bool,
     pub seed: u64,
+    /// How the background builder builds (grounding, passes, code generation).
+    pub build: BuildOptions,
 }
 
 impl PlayerConfig {
@@ -456,7 +458,7 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
             return;
         }
         let t = Instant::now();
-        let prepared = match prepare(&game, &PropnetOptions::default()) {
+        let prepared = match prepare(&game, &cfg.build) {
             Ok(p) => p,
             Err(e) => {
                 warn!("no propnet, staying on the prover: {e}");

@@ -49,6 +49,8 @@ pub struct PlayerArgs {
     /// of the interpreted propnet (the hybrid machine).
     #[arg(long)]
     pub no_lanes: bool,
+    #[command(flatten)]
+    pub codegen: crate::machines::CodegenArgs,
 }
 
 impl PlayerArgs {
@@ -86,6 +88,7 @@ impl PlayerArgs {
             factored: !self.no_factors,
             lanes: !self.no_lanes,
             seed: self.seed,
+            build: propel_runtime::build::BuildOptions { codegen: self.codegen.options()?, ..Default::default() },
         })
     }
 }

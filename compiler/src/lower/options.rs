@@ -1,0 +1,158 @@
+//! How native code is generated: every setting a value the command line
+//! passes down (`--codegen`, `--codegen-threads`), none read from the
+//! environment. The defaults are what the measurements in docs/native.md
+//! chose.
+
+/// Cranelift's optimisation level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptLevel {
+    None,
+    Speed,
+    SpeedAndSize,
+}
+
+impl OptLevel {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            OptLevel::None => "none",
+            OptLevel::Speed => "speed",
+            OptLevel::SpeedAndSize => "speed_and_size",
+        }
+    }
+}
+
+/// Cranelift's register allocator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Regalloc {
+    Backtracking,
+    SinglePass,
+}
+
+impl Regalloc {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Regalloc::Backtracking => "backtracking",
+            Regalloc::SinglePass => "single_pass",
+        }
+    }
+}
+
+/// Code generation settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodegenOptions {
+    /// Worker threads (0: every core).
+    pub threads: usize,
+    /// IR instructions held before a batch is compiled; the engines'
+    /// bodies and the goal network's chunks are sized from it.
+    pub batch_insts: usize,
+    /// Roles whose move ORs read at least this many input edges get a
+    /// move table (`lower::moves`).
+    pub move_table_edges: usize,
+    /// Fan-outs larger than this go into functions of this many updates.
+    pub fanout_piece: usize,
+    /// Overrides of both code kinds' optimisation level and allocator.
+    pub opt_level: Option<OptLevel>,
+    pub regalloc: Option<Regalloc>,
+    /// Cranelift's verifier on every function (always in debug builds).
+    pub verify: bool,
+    /// Print every function's machine code (stderr).
+    pub dump_asm: bool,
+    /// Print Cranelift's time per pass for each worker (stderr).
+    pub pass_times: bool,
+}
+
+impl Default for CodegenOptions {
+    fn default() -> Self {
+        CodegenOptions {
+            threads: 0,
+            batch_insts: super::parallel::BATCH_INSTS,
+            move_table_edges: super::moves::MIN_EDGES,
+            fanout_piece: super::emit::FANOUT_PIECE,
+            opt_level: None,
+            regalloc: None,
+            verify: cfg!(debug_assertions),
+            dump_asm: false,
+            pass_times: false,
+        }
+    }
+}
+
+/// The keys [`CodegenOptions::set`] takes.
+pub const KEYS: &str = "threads, batch-insts, move-table, fanout-piece, opt-level (none|speed|speed_and_size), \
+                        regalloc (backtracking|single_pass), verify, dump-asm, pass-times (booleans: on|off)";
+
+impl CodegenOptions {
+    /// Sets `key` to `value` (see [`KEYS`]).
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let count = |v: &str| -> Result<usize, String> {
+            v.parse::<usize>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("`{key}` wants a positive integer, not `{v}`"))
+        };
+        let flag = |v: &str| match v {
+            "on" | "true" | "1" | "yes" => Ok(true),
+            "off" | "false" | "0" | "no" => Ok(false),
+            _ => Err(format!("`{key}` wants on or off, not `{v}`")),
+        };
+        match key {
+            "threads" => self.threads = count(value)?,
+            "batch-insts" => self.batch_insts = count(value)?,
+            "move-table" => self.move_table_edges = count(value)?,
+            "fanout-piece" => self.fanout_piece = count(value)?,
+            "opt-level" => {
+                self.opt_level = Some(match value {
+                    "none" => OptLevel::None,
+                    "speed" => OptLevel::Speed,
+                    "speed_and_size" => OptLevel::SpeedAndSize,
+                    _ => return Err(format!("unknown opt-level `{value}` (none, speed, speed_and_size)")),
+                })
+            }
+            "regalloc" => {
+                self.regalloc = Some(match value {
+                    "backtracking" => Regalloc::Backtracking,
+                    "single_pass" => Regalloc::SinglePass,
+                    _ => return Err(format!("unknown regalloc `{value}` (backtracking, single_pass)")),
+                })
+            }
+            "verify" => self.verify = flag(value)? || cfg!(debug_assertions),
+            "dump-asm" => self.dump_asm = flag(value)?,
+            "pass-times" => self.pass_times = flag(value)?,
+            _ => return Err(format!("unknown code generation setting `{key}` (settings: {KEYS})")),
+        }
+        Ok(())
+    }
+
+    /// Applies comma-separated `key=value` settings.
+    pub fn apply(&mut self, list: &str) -> Result<(), String> {
+        for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) = item.split_once('=').ok_or_else(|| format!("`{item}` is not key=value"))?;
+            self.set(k.trim(), v.trim())?;
+        }
+        Ok(())
+    }
+
+    /// The worker threads to use (every core for 0).
+    pub fn workers(&self) -> usize {
+        match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_parse_and_refuse_what_they_do_not_know() {
+        let mut o = CodegenOptions::default();
+        o.apply("threads=2, move-table=1,opt-level=speed,dump-asm=on").unwrap();
+        assert_eq!((o.threads, o.move_table_edges, o.opt_level, o.dump_asm), (2, 1, Some(OptLevel::Speed), true));
+        assert!(o.apply("threads=0").is_err());
+        assert!(o.apply("colour=blue").is_err());
+        assert!(o.apply("verify").is_err());
+        assert!(o.apply("regalloc=fast").is_err());
+    }
+}
