@@ -2,6 +2,7 @@
 //! the `split` pass is asked for) the split network.
 
 use crate::machine::StateMachine;
+use crate::propnet::NetState;
 use crate::propnet::{PropnetMachine, Topology};
 use crate::rng::Rng;
 use propel_compiler::ground::GroundLimits;
@@ -11,7 +12,7 @@ use propel_compiler::propnet::passes::{specialise, Pass};
 use propel_compiler::propnet::Propnet;
 use propel_compiler::Game;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// How to build a game's machines: the grounding budget, the propnet
 /// passes, and how native code is generated. A value passed down from the
@@ -39,9 +40,10 @@ pub struct SplitReport {
     pub before: usize,
     /// Components of the copy for the proposition false, and true.
     pub after: [usize; 2],
-    /// Sampled playout speed (state changes per second) without and with
-    /// the split; the split is kept only when it is faster.
-    pub speed: [f64; 2],
+    /// Counter updates per state change in the sampled playouts, without
+    /// and with the split (the same games on both: one seed, one count);
+    /// the split is kept when it does less work.
+    pub work: [f64; 2],
     pub kept: bool,
     pub seconds: f64,
 }
@@ -61,71 +63,76 @@ pub struct Built {
 /// A base must change on at least this share of steps to split on it.
 const MIN_CHANGE_RATE: f64 = 0.25;
 
-/// Native code keeps a split only when the copies were at least this much
-/// faster than the unsplit network on the interpreter: they double the
-/// code to generate (hex: 10% faster split, code generation 1.5 s instead
-/// of 0.9 s), and the interpreter builds its copies in no time.
+/// Native code keeps a split only when the copies did at least this much
+/// less work than the unsplit network: they double the code to generate
+/// (hex: code generation 1.5 s split instead of 0.9 s, for a 10% faster
+/// interpreter), and the interpreter builds its copies in no time.
 const NATIVE_SPLIT_GAIN: f64 = 1.2;
 
 /// Larger networks are not tried split: two specialised copies cost more
 /// to build than the sampled gain is likely to repay.
 const MAX_SPLIT_COMPONENTS: usize = 300_000;
 
-/// How often each base proposition changes per step, from random playouts
-/// (up to `budget` of them, or 0.3 s).
-fn change_rates(m: &mut PropnetMachine, budget: usize) -> Vec<f64> {
-    let nbases = m.topologies()[0].bases();
-    let mut changes = vec![0u64; nbases];
-    let mut steps = 0u64;
-    let mut rng = Rng::new(0x5eed);
-    let start = Instant::now();
+/// The sample behind the split decision: playouts from the initial state
+/// with one seed, at most this many state changes in all. Counted, not
+/// timed, so every build of a game decides the same on any machine.
+const SAMPLE_STEPS: u64 = 20_000;
+const SAMPLE_SEED: u64 = 0x5eed;
+
+/// Runs the sample's random playouts on `m`, calling `step(s, next)` at
+/// every state change; returns the state changes made.
+fn sample(m: &mut PropnetMachine, mut step: impl FnMut(&NetState, &NetState)) -> u64 {
+    let mut rng = Rng::new(SAMPLE_SEED);
     let roles = m.roles().len();
-    let mut moves = Vec::new();
-    let mut joint = Vec::with_capacity(roles);
-    'games: for _ in 0..budget {
+    let (mut moves, mut joint) = (Vec::new(), Vec::with_capacity(roles));
+    let mut steps = 0u64;
+    'games: while steps < SAMPLE_STEPS {
         let Ok(mut s) = m.initial_state() else { break };
-        for _ in 0..10_000 {
+        loop {
             match m.is_terminal(&s) {
                 Ok(false) => {}
-                _ => continue 'games,
+                Ok(true) => continue 'games,
+                Err(_) => break 'games,
             }
             joint.clear();
             for r in 0..roles {
                 if m.legal_moves(&s, r, &mut moves).is_err() || moves.is_empty() {
-                    continue 'games;
+                    break 'games;
                 }
                 joint.push(moves[rng.below(moves.len())]);
             }
-            let Ok(next) = m.next_state(&s, &joint) else { continue 'games };
-            for (w, (a, b)) in s.bits().iter().zip(next.bits()).enumerate() {
-                let mut d = a ^ b;
-                while d != 0 {
-                    changes[w * 64 + d.trailing_zeros() as usize] += 1;
-                    d &= d - 1;
-                }
-            }
+            let Ok(next) = m.next_state(&s, &joint) else { break 'games };
+            step(&s, &next);
             steps += 1;
             s = next;
-        }
-        if start.elapsed() > Duration::from_millis(300) {
-            break;
+            if steps >= SAMPLE_STEPS {
+                break 'games;
+            }
         }
     }
+    steps
+}
+
+/// How often each base proposition changes per state change, in the sample.
+fn change_rates(m: &mut PropnetMachine) -> Vec<f64> {
+    let mut changes = vec![0u64; m.topologies()[0].bases()];
+    let steps = sample(m, |s, next| {
+        for (w, (a, b)) in s.bits().iter().zip(next.bits()).enumerate() {
+            let mut d = a ^ b;
+            while d != 0 {
+                changes[w * 64 + d.trailing_zeros() as usize] += 1;
+                d &= d - 1;
+            }
+        }
+    });
     changes.iter().map(|&c| c as f64 / steps.max(1) as f64).collect()
 }
 
-/// State changes per second over random playouts (same seed every time),
-/// for about 0.2 s.
-fn sample_speed(m: &mut PropnetMachine) -> f64 {
-    let mut rng = Rng::new(0x5eed);
-    let mut stats = crate::playout::PlayoutStats::default();
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_millis(200) {
-        if crate::playout::playout(m, &mut rng, &mut stats).is_err() {
-            return 0.0;
-        }
-    }
-    stats.states as f64 / start.elapsed().as_secs_f64()
+/// Counter updates per state change over the sample.
+fn sample_work(m: &mut PropnetMachine) -> f64 {
+    let before = m.updates();
+    let steps = sample(m, |_, _| {});
+    (m.updates() - before) as f64 / steps.max(1) as f64
 }
 
 /// A split decision: the base, and the copies for it false and true.
@@ -136,16 +143,16 @@ struct Split {
     report: SplitReport,
 }
 
-/// Tries the split network on `c`: the base that changes most often in
-/// sampled playouts, both copies timed against the single network on the
-/// same playouts. `None` when no base changes often enough.
+/// Tries the split network on `c`: the base that changes most often in the
+/// sampled playouts, both copies' work counted against the single
+/// network's on the same playouts. `None` when no base changes often
+/// enough.
 fn try_split(c: &Compiled, single: &PropnetMachine) -> Option<Split> {
     if c.net.len() > MAX_SPLIT_COMPONENTS {
         return None;
     }
     let t = Instant::now();
-    let mut probe = single.clone();
-    let rates = change_rates(&mut probe, 200);
+    let rates = change_rates(&mut single.clone());
     let (base, rate) = rates
         .iter()
         .enumerate()
@@ -159,17 +166,17 @@ fn try_split(c: &Compiled, single: &PropnetMachine) -> Option<Split> {
         Arc::new(Topology::new(&off, c.goal_net.clone())),
         Arc::new(Topology::new(&on, c.goal_net.clone())),
     );
-    let speed = [sample_speed(&mut single.clone()), sample_speed(&mut split)];
-    let kept = speed[1] > speed[0];
+    let work = [sample_work(&mut single.clone()), sample_work(&mut split)];
+    let kept = work[1] < work[0];
     tracing::debug!(
-        "split on {} (changes on {:.0}% of steps): {} -> {} + {} components; {:.0} states/s unsplit, {:.0} split: {}",
+        "split on {} (changes on {:.0}% of steps): {} -> {} + {} components; {:.0} updates per state change unsplit, {:.0} split: {}",
         c.net.bases[base].name,
         rate * 100.0,
         c.net.len(),
         off.len(),
         on.len(),
-        speed[0],
-        speed[1],
+        work[0],
+        work[1],
         if kept { "kept" } else { "dropped" }
     );
     let report = SplitReport {
@@ -177,7 +184,7 @@ fn try_split(c: &Compiled, single: &PropnetMachine) -> Option<Split> {
         changes_per_step: rate,
         before: c.net.len(),
         after: [off.len(), on.len()],
-        speed,
+        work,
         kept,
         seconds: t.elapsed().as_secs_f64(),
     };
@@ -230,7 +237,7 @@ impl Prepared {
     /// ([`propel_compiler::pipeline::NATIVE_ELIMINATED`]), that one,
     /// unsplit (the split was measured on the interpreter's network).
     pub fn lower_machine(&self) -> propel_compiler::lower::Machine<'_> {
-        let worth = |s: &&Split| s.report.speed[1] >= NATIVE_SPLIT_GAIN * s.report.speed[0];
+        let worth = |s: &&Split| s.report.work[0] >= NATIVE_SPLIT_GAIN * s.report.work[1];
         let split = self.kept_split().filter(worth).filter(|_| self.compiled.native.is_none());
         let (engines, split) = match split {
             Some(s) => (vec![&s.off, &s.on], Some(s.base as u32)),

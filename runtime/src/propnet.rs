@@ -244,6 +244,8 @@ pub struct Engine {
     /// The goal network's values, for the state in `goal_for`.
     goal_val: Vec<u8>,
     goal_for: Option<Vec<u64>>,
+    /// Counter updates made so far (the propagation's work, counted).
+    updates: u64,
 }
 
 #[inline]
@@ -268,6 +270,7 @@ impl Engine {
             want: Vec::new(),
             goal_val: Vec::new(),
             goal_for: None,
+            updates: 0,
             topo,
         };
         // Every component whose output is true with nothing set (TRUE,
@@ -333,8 +336,10 @@ impl Engine {
         let triggers = &topo.triggers[..];
         let counters = &mut self.counters[..];
         let stack = &mut self.stack;
+        let mut updates = 0u64;
         while let Some((c, delta)) = stack.pop() {
             let r = recs[c as usize];
+            updates += r.fan_len as u64;
             let fans = &fanout[r.fan_start as usize..(r.fan_start + r.fan_len) as usize];
             for &f in fans {
                 // Fan-out entries are component ids of this topology, and
@@ -374,6 +379,7 @@ impl Engine {
                 }
             }
         }
+        self.updates += updates;
     }
 
     /// Sets a cycle to the least fixed point of its current outside inputs.
@@ -591,6 +597,12 @@ impl PropnetMachine {
     /// bases, inputs and roles, in the same order).
     pub fn split(base: u32, when_false: Arc<Topology>, when_true: Arc<Topology>) -> PropnetMachine {
         PropnetMachine { engines: vec![Engine::new(when_false), Engine::new(when_true)], split: Some(base) }
+    }
+
+    /// Counter updates this instance has made: the interpreter's work,
+    /// counted rather than timed (the same on every machine and load).
+    pub fn updates(&self) -> u64 {
+        self.engines.iter().map(|e| e.updates).sum()
     }
 
     /// The base the network is split on, if it is.

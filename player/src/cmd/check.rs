@@ -131,14 +131,14 @@ fn print_propnet(a: &Args, game: &std::sync::Arc<propel_compiler::Game>) -> Resu
     }
     if let Some(s) = &built.split {
         println!(
-            "split on {} (changes on {:.0}% of steps): {} -> {} + {} components, {:.0} vs {:.0} states/s sampled: {} ({:.2} s)",
+            "split on {} (changes on {:.0}% of steps): {} -> {} + {} components, {:.0} vs {:.0} counter updates per state change sampled: {} ({:.2} s)",
             s.base,
             s.changes_per_step * 100.0,
             s.before,
             s.after[0],
             s.after[1],
-            s.speed[0],
-            s.speed[1],
+            s.work[0],
+            s.work[1],
             if s.kept { "kept" } else { "dropped" },
             s.seconds
         );
