@@ -35,6 +35,9 @@ pub struct Compiled {
     /// A smaller network of the same game for native code, when there is
     /// one (see [`NATIVE_ELIMINATED`]).
     pub native: Option<Box<NativeNet>>,
+    /// Whether `net` was built from the rules rewritten by variable
+    /// elimination (kept at a quarter of the edges or less).
+    pub eliminated: bool,
 }
 
 /// The eliminated network of a game whose interpreter keeps the rules as
@@ -119,6 +122,7 @@ pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass])
         return Ok(plain);
     }
     let mut c = eliminated?;
+    c.eliminated = true;
     // The report shows both builds: the rules as written, then eliminated.
     c.report[0].stage = "ground+build (eliminated)".into();
     if let Ok(p) = &plain {
@@ -147,7 +151,7 @@ fn build(
     if let Some(g) = &mut goal_net {
         g.canonical_order();
     }
-    Ok(Compiled { net, goal_net, report, demand, native: None })
+    Ok(Compiled { net, goal_net, report, demand, native: None, eliminated: false })
 }
 
 /// `eliminated` as the native network of `plain`, when it is small enough

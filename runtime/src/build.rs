@@ -287,6 +287,17 @@ impl Prepared {
         Ok((crate::native::NativeMachine::new(native), stats))
     }
 
+    /// Whether the playout network was built from eliminated rules.
+    pub fn eliminated(&self) -> bool {
+        self.compiled.eliminated
+    }
+
+    /// Whether native code comes from the eliminated network the pipeline
+    /// left beside a playout network built as written.
+    pub fn native_is_eliminated(&self) -> bool {
+        self.compiled.native.is_some()
+    }
+
     /// How native code is generated from this build.
     pub fn codegen(&self) -> &CodegenOptions {
         &self.codegen

@@ -14,6 +14,7 @@ pub mod machine;
 pub mod mcts;
 pub mod native;
 pub mod perft;
+pub mod plan;
 pub mod playout;
 pub mod propnet;
 pub mod prover;

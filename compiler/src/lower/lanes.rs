@@ -163,6 +163,16 @@ fn groups(net: &Propnet, sccs: &[Vec<u32>], keep: impl Fn(u32) -> bool) -> Group
 /// The largest cyclic group given lane code (gates).
 const MAX_CYCLE: usize = 1000;
 
+/// Whether lane code can be generated for `net`: `Err` says why not.
+pub fn supported(net: &Propnet, goal_net: Option<&Propnet>) -> Result<(), String> {
+    match program(net, goal_net) {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "a cycle over {MAX_CYCLE} gates, or a state output that reads an input: one game at a time only"
+        )),
+    }
+}
+
 /// Plans lane code for `net` (and its goal network). `None` when a state
 /// output (terminal, legal, goal) reads an input, which a well-formed game
 /// never does but a lane step could not evaluate, or when a cycle is larger

@@ -16,6 +16,10 @@ pub struct Args {
     /// and the time each took.
     #[arg(long)]
     propnet: bool,
+    /// With --propnet: the build plan, every decision about the machines
+    /// and the search, with why (the same on every run).
+    #[arg(long, requires = "propnet")]
+    plan: bool,
     #[command(flatten)]
     machine: crate::machines::MachineArgs,
 }
@@ -114,22 +118,22 @@ pub fn run(a: Args) -> Result<ExitCode> {
 }
 
 fn print_propnet(a: &Args, game: &std::sync::Arc<propel_compiler::Game>) -> Result<()> {
-    let built = a.machine.build(game)?;
-    if !built.demand.is_empty() {
-        println!("grounding computed on demand (magic sets): {}", built.demand.join(", "));
+    let prepared = propel_runtime::build::prepare(game, &a.machine.build_options()?)?;
+    if !prepared.demand().is_empty() {
+        println!("grounding computed on demand (magic sets): {}", prepared.demand().join(", "));
     }
     println!(
         "{:<14} {:>8} {:>10} {:>8} {:>7} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9}",
         "stage", "seconds", "components", "and", "or", "not", "nand", "nor", "base", "input", "const", "edges"
     );
-    for r in &built.report {
+    for r in prepared.report() {
         let c = &r.counts;
         println!(
             "{:<14} {:>8.3} {:>10} {:>8} {:>7} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9}",
             r.stage, r.seconds, c.total, c.and, c.or, c.not, c.nand, c.nor, c.base, c.input, c.constant, c.edges
         );
     }
-    if let Some(s) = &built.split {
+    if let Some(s) = prepared.split_report() {
         println!(
             "split on {} (changes on {:.0}% of steps): {} -> {} + {} components, {:.0} vs {:.0} counter updates per state change sampled: {} ({:.2} s)",
             s.base,
@@ -143,7 +147,7 @@ fn print_propnet(a: &Args, game: &std::sync::Arc<propel_compiler::Game>) -> Resu
             s.seconds
         );
     }
-    match &built.goal_net {
+    match prepared.goal_net() {
         Some(g) => {
             let c = g.counts();
             println!(
@@ -153,9 +157,10 @@ fn print_propnet(a: &Args, game: &std::sync::Arc<propel_compiler::Game>) -> Resu
         }
         None => println!("goals:    read from the playout network"),
     }
-    let l = built.net.latches();
+    let net = prepared.net();
+    let l = net.latches();
     let names = |v: &[usize]| -> String {
-        let mut n: Vec<&str> = v.iter().take(6).map(|&i| built.net.bases[i].name.as_str()).collect();
+        let mut n: Vec<&str> = v.iter().take(6).map(|&i| net.bases[i].name.as_str()).collect();
         if v.len() > 6 {
             n.push("...");
         }
@@ -170,5 +175,8 @@ fn print_propnet(a: &Args, game: &std::sync::Arc<propel_compiler::Game>) -> Resu
         l.constant.len(),
         names(&l.constant)
     );
+    if a.plan {
+        println!("\nplan:\n{}", propel_runtime::plan::Plan::of(&prepared));
+    }
     Ok(())
 }

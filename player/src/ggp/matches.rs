@@ -28,7 +28,9 @@ pub enum Built {
     /// The meta-game analysis, for the statistics file.
     Analysis(serde_json::Value),
     /// A puzzle's winning line, found by the solver.
-    Plan(Vec<String>),
+    Solution(Vec<String>),
+    /// The build plan, for the statistics file.
+    Plan(serde_json::Value),
 }
 
 /// How a player plays its matches.
@@ -392,10 +394,11 @@ impl Match {
         match b {
             Built::Brain(b) => self.switch(b),
             Built::Analysis(a) => self.record(json!({"event": "analysis", "analysis": a})),
-            Built::Plan(p) => {
+            Built::Solution(p) => {
                 info!("puzzle solved in {} moves; following the solution", p.len());
                 self.plan = Some(p);
             }
+            Built::Plan(p) => self.record(json!({"event": "plan", "plan": p})),
         }
     }
 
@@ -469,6 +472,9 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
             debug!("{}: {:.3} s, {}", r.stage, r.seconds, r.counts);
         }
         info!("propnet built in {:.2} s", t.elapsed().as_secs_f64());
+        let plan = propel_runtime::plan::Plan::of(&prepared);
+        info!("plan: {}", plan.to_string().replace('\n', "; "));
+        let _ = out.send(Built::Plan(plan.json()));
         let mut strategy = cfg.strategy.clone();
         // Hands over an interpreted brain; false when the match has gone.
         let send_propnet = |strategy: &Strategy| match MachineBrain::new("propnet", prepared.propnet(), strategy, cfg.seed) {
@@ -524,7 +530,7 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
                     });
                     let _ = out.send(Built::Analysis(summary));
                     if let Some(s) = a.puzzle {
-                        let _ = out.send(Built::Plan(s.moves));
+                        let _ = out.send(Built::Solution(s.moves));
                     }
                 }
                 Err(e) => warn!("analysis: {e}"),
