@@ -88,9 +88,12 @@ fn sample(m: &mut PropnetMachine, mut step: impl FnMut(&NetState, &NetState)) ->
     let mut steps = 0u64;
     'games: while steps < SAMPLE_STEPS {
         let Ok(mut s) = m.initial_state() else { break };
+        let start = steps;
         loop {
             match m.is_terminal(&s) {
                 Ok(false) => {}
+                // A terminal initial state would give every game zero steps.
+                Ok(true) if steps == start => break 'games,
                 Ok(true) => continue 'games,
                 Err(_) => break 'games,
             }
