@@ -18,9 +18,11 @@
 
 use crate::eval::{Budget, Db, EvalError, Negation, Program, Scratch};
 use crate::game::{Clause, Game, Layer, Lit, Pat, RelId};
+use crate::deadline::Deadline;
 use crate::term::{TermId, TermPool, TooDeep};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -52,11 +54,14 @@ pub struct GroundLimits {
     /// Ground rules.
     pub max_rules: usize,
     pub time: Duration,
+    /// Raised by another thread to stop grounding at once (a match's
+    /// abort); grounding then fails as if its time had run out.
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Default for GroundLimits {
     fn default() -> Self {
-        GroundLimits { max_atoms: 5_000_000, max_rules: 10_000_000, time: Duration::from_secs(60) }
+        GroundLimits { max_atoms: 5_000_000, max_rules: 10_000_000, time: Duration::from_secs(60), cancel: None }
     }
 }
 
@@ -221,13 +226,13 @@ pub fn ground(game: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded, Groun
 /// [`crate::project::eliminate_locals`]): no projection first.
 pub fn ground_rules(game: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded, GroundError> {
     let start = Instant::now();
-    let deadline = start + limits.time;
+    let deadline = Deadline::at(start + limits.time).with_cancel(limits.cancel.clone());
     let mut demand: Vec<RelId> = Vec::new();
     let mut current = game.clone();
     let mut last_chance = false;
     loop {
         let now = Instant::now();
-        let attempt_deadline = if last_chance { deadline } else { deadline.min(now + limits.time.mul_f64(0.4)) };
+        let attempt_deadline = if last_chance { deadline.clone() } else { deadline.min(now + limits.time.mul_f64(0.4)) };
         let max_rows = if last_chance { usize::MAX } else { ATTEMPT_MAX_ROWS };
         let (e, largest) = match ground_once(&current, limits, attempt_deadline, max_rows) {
             Ok(mut g) => {
@@ -237,7 +242,7 @@ pub fn ground_rules(game: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded,
             }
             Err(failure) => failure,
         };
-        if last_chance || Instant::now() >= deadline || matches!(e, GroundError::TooDeep { .. }) {
+        if last_chance || deadline.passed() || matches!(e, GroundError::TooDeep { .. }) {
             return Err(e);
         }
         let mut candidates: Vec<String> = Vec::new();
@@ -310,13 +315,13 @@ fn bridge(db: &mut Db, pool: &TermPool, from: RelId, to: RelId) -> bool {
 fn ground_once(
     game: &Arc<Game>,
     limits: &GroundLimits,
-    deadline: Instant,
+    deadline: Deadline,
     max_rows: usize,
 ) -> Result<Grounded, (GroundError, Vec<(usize, String)>)> {
     let (clauses, rels) = relaxed(game);
     let (mut program, mut db) = Program::new(rels, &clauses, &game.strata);
     let mut pool = TermPool::new();
-    let mut budget = Budget::new(limits.max_atoms, Some(deadline));
+    let mut budget = Budget::new(limits.max_atoms, deadline.clone());
     budget.max_rows = max_rows;
     let mut scratch = Scratch::default();
     // Rounds: every stratum in dependency order (each re-run only on what
@@ -377,7 +382,7 @@ fn ground_once(
         if !needed[c.head.rel.index()] {
             continue;
         }
-        instantiate_clause(&mut g, &mut program, &mut db, ci, c, limits, deadline).map_err(|e| (e, Vec::new()))?;
+        instantiate_clause(&mut g, &mut program, &mut db, ci, c, limits, &deadline).map_err(|e| (e, Vec::new()))?;
     }
     Ok(g)
 }
@@ -389,7 +394,7 @@ fn instantiate_clause(
     ci: usize,
     c: &Clause,
     limits: &GroundLimits,
-    deadline: Instant,
+    deadline: &Deadline,
 ) -> Result<(), GroundError> {
     let game = g.game.clone();
     let relation = || g_name(&game, c.head.rel);
@@ -400,7 +405,7 @@ fn instantiate_clause(
     let max_rules = limits.max_rules.saturating_sub(g.rules.len());
     let g_rules = g.rules.len();
     program
-        .for_each_match(ci, db, &mut g.pool, Negation::Ignore, Some(deadline), &mut |_, bind| {
+        .for_each_match(ci, db, &mut g.pool, Negation::Ignore, deadline, &mut |_, bind| {
             bindings.extend_from_slice(&bind[..nvars]);
             count += 1;
             if count > max_rules {
@@ -419,7 +424,7 @@ fn instantiate_clause(
     let mut pos: SmallVec<[AtomId; 16]> = SmallVec::new();
     let mut neg: SmallVec<[AtomId; 8]> = SmallVec::new();
     for k in 0..count {
-        if k % 4096 == 0 && Instant::now() > deadline {
+        if k % 4096 == 0 && deadline.passed() {
             return Err(GroundError::Timeout { relation: relation(), rules: g.rules.len() });
         }
         let bind = &bindings[k * nvars..(k + 1) * nvars];
@@ -528,5 +533,23 @@ mod tests {
         );
         let g = ground(&game, &GroundLimits { max_atoms: 10_000, ..Default::default() }).unwrap();
         assert_eq!(g.demand, ["n"]);
+    }
+
+    #[test]
+    fn a_raised_cancel_flag_stops_grounding() {
+        // 200^3 legal moves: over the size limits, after a while.
+        let nums: String = (0..200).map(|i| format!("(num {i}) ")).collect();
+        let text = format!(
+            "(role r) (init (c 0)) {nums}
+             (<= (legal r (go ?x ?y ?z)) (num ?x) (num ?y) (num ?z))
+             (<= (next (c ?x)) (true (c ?x))) (<= terminal (true (c 1))) (goal r 1)"
+        );
+        let game = Arc::new(crate::load("t.kif", text.as_str()).unwrap());
+        let flag = Arc::new(AtomicBool::new(true));
+        let limits = GroundLimits { cancel: Some(flag), ..Default::default() };
+        let t = Instant::now();
+        let e = ground(&game, &limits).err().expect("cancelled");
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        assert!(e.to_string().contains("time limit"), "{e}");
     }
 }

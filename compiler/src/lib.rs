@@ -10,6 +10,7 @@
 #![warn(unreachable_pub)]
 
 pub mod ast;
+pub mod deadline;
 pub mod error;
 pub mod eval;
 pub mod game;
@@ -29,6 +30,7 @@ pub mod syntax;
 pub mod term;
 pub mod validate;
 
+pub use deadline::Deadline;
 pub use error::{ErrorKind, GdlError};
 pub use game::{AtomPat, Clause, Game, Layer, Lit, Pat, RelId, Relation, Stratum};
 pub use source::{Loc, Source, Span};

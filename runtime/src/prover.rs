@@ -9,9 +9,8 @@
 use crate::machine::{MachineError, StateMachine};
 use propel_compiler::eval::{Budget, Db, EvalError, Negation, Program, Scratch};
 use propel_compiler::magic::{demand_transform, with_callers};
-use propel_compiler::{Game, Layer, RelId, TermId, TermPool};
+use propel_compiler::{Deadline, Game, Layer, RelId, TermId, TermPool};
 use std::sync::Arc;
-use std::time::Instant;
 
 /// Most facts the prover derives for one state before it gives up.
 pub const MAX_FACTS_PER_STATE: usize = 20_000_000;
@@ -63,22 +62,23 @@ fn layer_index(l: Layer) -> usize {
 impl Prover {
     /// Builds the prover and derives the static facts and the initial state.
     pub fn new(game: Arc<Game>) -> Result<Prover, MachineError> {
-        Prover::with_limits(game, MAX_FACTS_PER_STATE, None)
+        Prover::with_limits(game, MAX_FACTS_PER_STATE, Deadline::none())
     }
 
     /// As [`Prover::new`], with a limit on the facts derived per state and
-    /// a deadline for deriving the static facts.
+    /// a deadline for deriving the static facts. The deadline's cancel flag
+    /// stays with the prover: raised later, it stops any evaluation.
     ///
     /// Relations written for top-down provers (always called with bound
     /// arguments) can be huge bottom-up. When one exhausts the budget, or
     /// dominates the derivations of the initial state, it is rewritten to
     /// be computed on demand ([`propel_compiler::magic`]) and the prover is
     /// built again.
-    pub fn with_limits(game: Arc<Game>, max_facts: usize, deadline: Option<Instant>) -> Result<Prover, MachineError> {
+    pub fn with_limits(game: Arc<Game>, max_facts: usize, deadline: Deadline) -> Result<Prover, MachineError> {
         let mut demand: Vec<RelId> = Vec::new();
         let mut current = game.clone();
         loop {
-            let attempt = Prover::build(current.clone(), max_facts, deadline);
+            let attempt = Prover::build(current.clone(), max_facts, deadline.clone());
             let culprits = match &attempt {
                 Ok(p) => p.heavy_relations(),
                 Err(MachineError::Eval(
@@ -129,7 +129,7 @@ impl Prover {
         v.into_iter().map(|(r, _)| self.program.relation_name(r).to_string()).collect()
     }
 
-    fn build(game: Arc<Game>, max_facts: usize, deadline: Option<Instant>) -> Result<Prover, MachineError> {
+    fn build(game: Arc<Game>, max_facts: usize, deadline: Deadline) -> Result<Prover, MachineError> {
         let mut pool = TermPool::new();
         let relations =
             game.relations.iter().map(|r| (game.symbols.name(r.name).to_string(), r.arity, r.layer)).collect();
@@ -169,7 +169,7 @@ impl Prover {
         p.scratch.reset_counts();
         let initial = p.initial.clone();
         p.load_state(&initial)?;
-        p.budget.deadline = None;
+        p.budget.deadline = p.budget.deadline.cancel_only();
         Ok(p)
     }
 

@@ -6,7 +6,7 @@ use super::plan::{pat_at, EPat, Filter, Plan};
 use super::{EvalError, Negation};
 use crate::term::{TermId, TermPool, TooDeep};
 use smallvec::SmallVec;
-use std::time::Instant;
+use crate::deadline::Deadline;
 
 pub(crate) const UNBOUND: TermId = TermId(u32::MAX);
 
@@ -130,7 +130,7 @@ pub(crate) fn run<F>(
     pool: &mut TermPool,
     ranges: Ranges<'_>,
     neg: Negation,
-    deadline: Option<Instant>,
+    deadline: &Deadline,
     emit: &mut F,
 ) -> Result<(), EvalError>
 where
@@ -185,7 +185,7 @@ where
             continue;
         };
         ticks = ticks.wrapping_add(1);
-        if ticks % 65536 == 0 && deadline.is_some_and(|d| Instant::now() > d) {
+        if ticks % 65536 == 0 && deadline.passed() {
             return Err(EvalError::Timeout { relation: String::new(), rows: 0 });
         }
         let row = db.rel(step.rel).row(r as usize);

@@ -16,6 +16,7 @@ use crate::game::{Clause, Layer, RelId, Stratum};
 use crate::term::{TermId, TermPool};
 use plan::{KeyShape, Plan};
 use rustc_hash::FxHashMap;
+use crate::deadline::Deadline;
 use std::time::Instant;
 
 /// How negative literals are treated.
@@ -45,18 +46,18 @@ pub struct Budget {
     pub max_facts: usize,
     /// Most rows one relation may reach.
     pub max_rows: usize,
-    pub deadline: Option<Instant>,
+    pub deadline: Deadline,
     facts: usize,
     ticks: u32,
 }
 
 impl Budget {
-    pub fn new(max_facts: usize, deadline: Option<Instant>) -> Budget {
+    pub fn new(max_facts: usize, deadline: Deadline) -> Budget {
         Budget { max_facts, max_rows: usize::MAX, deadline, facts: 0, ticks: 0 }
     }
 
     pub fn unlimited() -> Budget {
-        Budget::new(usize::MAX, None)
+        Budget::new(usize::MAX, Deadline::none())
     }
 
     /// Facts derived so far under this budget.
@@ -432,7 +433,7 @@ impl Program {
         let arity = plan.head.len();
         {
             let db_ref: &Db = db;
-            join::run(plan, db_ref, pool, ranges, neg, budget.deadline, &mut |pool, bind| {
+            join::run(plan, db_ref, pool, ranges, neg, &budget.deadline, &mut |pool, bind| {
                 for a in plan.head.iter() {
                     let t = join::build(pool, a, bind).map_err(|_| EvalError::TermTooDeep { relation: name() })?;
                     out.push(t);
@@ -451,12 +452,8 @@ impl Program {
                     });
                 }
                 budget.ticks = budget.ticks.wrapping_add(1);
-                if budget.ticks % 4096 == 0 {
-                    if let Some(d) = budget.deadline {
-                        if Instant::now() > d {
-                            return Err(EvalError::Timeout { relation: name(), rows: budget.facts });
-                        }
-                    }
+                if budget.ticks % 4096 == 0 && budget.deadline.passed() {
+                    return Err(EvalError::Timeout { relation: name(), rows: budget.facts });
                 }
                 Ok(())
             })
@@ -506,7 +503,7 @@ impl Program {
         db: &mut Db,
         pool: &mut TermPool,
         neg: Negation,
-        deadline: Option<Instant>,
+        deadline: &Deadline,
         f: &mut F,
     ) -> Result<(), EvalError>
     where

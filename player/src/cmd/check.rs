@@ -44,7 +44,7 @@ fn smoke(game: std::sync::Arc<propel_compiler::Game>) -> Result<Smoke, (&'static
     };
     // The static facts must be derivable in reasonable time and space.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let mut p = Prover::with_limits(game, 5_000_000, Some(deadline)).map_err(eval_err)?;
+    let mut p = Prover::with_limits(game, 5_000_000, propel_compiler::Deadline::at(deadline)).map_err(eval_err)?;
     let s = p.initial_state().map_err(eval_err)?;
     let terminal = p.is_terminal(&s).map_err(eval_err)?;
     let mut legal = Vec::new();
