@@ -228,9 +228,45 @@ fn every_visit_is_backed_up_in_every_mode() {
         for slice in 0..5 {
             let stats = search.run(Instant::now() + Duration::from_millis(40)).unwrap();
             assert!(stats.iterations > 0, "{name}, {threads} threads: {stats:?}");
-            search.graph.check_visits().unwrap_or_else(|e| panic!("{name}, {threads} threads, slice {slice}: {e}"));
+            for graph in search.graphs() {
+                graph.check_visits().unwrap_or_else(|e| panic!("{name}, {threads} threads, slice {slice}: {e}"));
+            }
         }
     }
+}
+
+/// Root parallelisation keeps every thread's graph between runs and moves
+/// each one's root with the game: the trees carry over from turn to turn
+/// (`auto` picks it for lane-parallel search with several threads).
+#[test]
+fn root_parallel_graphs_carry_over_between_turns() {
+    let g = game("breakthrough.kif");
+    let mut m = hybrid(&g);
+    let s0 = m.initial_state().unwrap();
+    let cfg = Config { lanes: true, ..config(2, Mode::Auto, 20_000) };
+    let mut search = Search::new(m.clone(), s0.clone(), cfg).unwrap();
+    assert_eq!(search.mode(), Mode::Root);
+    search.run(Instant::now() + Duration::from_millis(300)).unwrap();
+    assert_eq!(search.graphs().count(), 2);
+    let (mv, _, visits) = search.best(0).expect("a move");
+    let total: usize = search.graphs().map(|g| g.live_nodes()).sum();
+    assert!(visits > 0 && total > 2, "{visits} visits, {total} nodes");
+    // Play the best move and a reply: every graph keeps what it knew below.
+    let mut moves = Vec::new();
+    m.legal_moves(&s0, 1, &mut moves).unwrap();
+    let s1 = m.next_state(&s0, &[mv, moves[0]]).unwrap();
+    search.set_root(s1).unwrap();
+    for graph in search.graphs() {
+        assert!(graph.root_state().is_some());
+        graph.check_visits().unwrap();
+    }
+    let before: usize = search.graphs().map(|g| g.live_nodes()).sum();
+    search.run(Instant::now() + Duration::from_millis(100)).unwrap();
+    assert_eq!(search.graphs().count(), 2, "the same peers");
+    assert!(search.graphs().map(|g| g.live_nodes()).sum::<usize>() >= before);
+    // One thread and no lanes: the pipeline.
+    let one = Search::new(m.clone(), s0.clone(), config(1, Mode::Auto, 1_000)).unwrap();
+    assert_eq!(one.mode(), Mode::Pipeline);
 }
 
 /// With terminal children made on expansion, one iteration solves a node

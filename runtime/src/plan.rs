@@ -126,9 +126,12 @@ impl fmt::Display for Plan {
         match self.rollouts {
             Rollouts::LaneParallel => writeln!(
                 f,
-                "search:    lane-parallel: a rollout from its own leaf in every lane, the tree grown on the lanes, walked on the interpreter (greedy rollouts, if the analysis chooses them, one at a time on the interpreter)"
+                "search:    lane-parallel: a rollout from its own leaf in every lane, the tree grown on the lanes, walked on the interpreter; with several threads, a graph and lanes per thread merged at the root (greedy rollouts, if the analysis chooses them, one at a time on the interpreter)"
             )?,
-            Rollouts::OneAtATime => writeln!(f, "search:    one rollout per leaf on the interpreter (no lanes)")?,
+            Rollouts::OneAtATime => writeln!(
+                f,
+                "search:    one rollout per leaf on the interpreter (no lanes); with several threads, one graph and rollout threads (the pipeline)"
+            )?,
         }
         write!(f, "codegen:   {} threads", self.codegen_threads)
     }

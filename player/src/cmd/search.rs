@@ -1,4 +1,4 @@
-//! `propel search GAME --seconds T --threads N [--mode pipeline|root]`:
+//! `propel search GAME --seconds T --threads N [--mode auto|pipeline|root]`:
 //! MCTS from the initial state; prints iterations/s, rollouts/s, node-pool
 //! use, search-thread busy and rollout-thread idle shares, and the best
 //! move with its value.
@@ -19,11 +19,13 @@ pub struct Args {
     /// How long to search.
     #[arg(long, default_value_t = 5.0)]
     seconds: f64,
-    /// Threads (pipeline: one searches, the others run rollouts).
+    /// Threads (pipeline: one searches, the others run rollouts; root: a
+    /// graph each).
     #[arg(long, default_value_t = 1)]
     threads: usize,
-    /// pipeline or root.
-    #[arg(long, default_value = "pipeline")]
+    /// auto (root parallelisation where rollouts run on lanes, else the
+    /// pipeline), pipeline or root.
+    #[arg(long, default_value = "auto")]
     mode: Mode,
     /// Nodes in the search graph's pool.
     #[arg(long, default_value_t = 1_000_000)]
@@ -67,6 +69,8 @@ struct Outcome {
     /// The machine searched on, and whether rollouts ran lane-parallel.
     machine: &'static str,
     lanes: bool,
+    /// The mode that ran (`auto` resolved).
+    mode: Mode,
     role: String,
     best: Option<(String, f64, u32)>,
 }
@@ -103,7 +107,7 @@ where
     };
     let best = search.best(role).map(|(mv, v, n)| (search.machine().move_kif(mv), v * 100.0, n));
     let (machine, lanes) = (search.machine().kind(), search.lane_parallel());
-    Ok(Outcome { stats, machine, lanes, role: roles[role].clone(), best })
+    Ok(Outcome { stats, machine, lanes, mode: search.mode(), role: roles[role].clone(), best })
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -117,7 +121,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 "game": a.game.display().to_string(),
                 "machine": out.machine,
                 "lanes": out.lanes,
-                "mode": format!("{:?}", a.mode).to_lowercase(),
+                "mode": format!("{:?}", out.mode).to_lowercase(),
                 "threads": a.threads,
                 "seconds": s.seconds,
                 "iterations": s.iterations,
@@ -138,6 +142,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     } else {
         let rollouts = if out.lanes { "lane-parallel rollouts" } else { "rollouts one leaf at a time" };
         println!("machine:         {} ({rollouts})", out.machine);
+        println!("mode:            {:?} ({} threads)", out.mode, a.threads.max(1));
         println!("iterations:      {} ({:.0}/s)", s.iterations, s.iterations_per_s());
         println!("rollouts:        {} ({:.0}/s, {} per request)", s.rollouts, s.rollouts_per_s(), s.per_request);
         println!("node pool:       {} of {} ({:.1}%)", s.nodes, s.pool, 100.0 * s.nodes as f64 / s.pool.max(1) as f64);

@@ -59,7 +59,7 @@ impl PlayerArgs {
         let strategy = match strategy {
             "mcts" => Strategy::Mcts(Config {
                 threads: self.threads.max(1),
-                mode: Mode::Pipeline,
+                mode: Mode::Auto,
                 pool: self.pool,
                 exploration: self.exploration,
                 seed: self.seed,

@@ -128,11 +128,6 @@ impl<S, Mv> Node<S, Mv> {
         &self.edges[start..self.ends[r] as usize]
     }
 
-    fn role_mut(&mut self, r: usize) -> &mut [Edge<Mv>] {
-        let start = if r == 0 { 0 } else { self.ends[r - 1] as usize };
-        &mut self.edges[start..self.ends[r] as usize]
-    }
-
     /// The number of legal moves of role `r`.
     fn moves(&self, r: usize) -> usize {
         let start = if r == 0 { 0 } else { self.ends[r - 1] } as usize;
@@ -919,18 +914,6 @@ where
             edges.iter().map(|e| e.visits).collect(),
             edges.iter().map(|e| e.sum).collect(),
         ))
-    }
-
-    /// Replaces the root's move statistics of `role` (after merging).
-    pub fn set_root_stats(&mut self, role: usize, visits: Vec<u32>, sums: Vec<f64>) {
-        let r = self.root;
-        let Some(n) = self.get_mut(r) else { return };
-        if role >= n.ends.len() || n.moves(role) != visits.len() || visits.len() != sums.len() {
-            return;
-        }
-        for (e, (v, s)) in n.role_mut(role).iter_mut().zip(visits.into_iter().zip(sums)) {
-            (e.visits, e.backed, e.sum) = (v, v, s);
-        }
     }
 
     pub fn root_solved(&self) -> Option<SmallVec<[f64; 4]>> {

@@ -35,9 +35,13 @@ use std::time::{Duration, Instant};
 /// How the threads are used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
+    /// Root parallelisation where the machine has lane code (each thread's
+    /// lanes keep its own graph busy: one graph's tree work cannot feed
+    /// more than about one core's lanes), the pipeline otherwise.
+    Auto,
     /// One search thread and rollout threads around one graph.
     Pipeline,
-    /// Independent searches merged at the root.
+    /// Independent searches, one graph per thread, merged at the root.
     Root,
 }
 
@@ -45,9 +49,10 @@ impl std::str::FromStr for Mode {
     type Err = String;
     fn from_str(s: &str) -> Result<Mode, String> {
         match s {
+            "auto" => Ok(Mode::Auto),
             "pipeline" => Ok(Mode::Pipeline),
             "root" => Ok(Mode::Root),
-            other => Err(format!("unknown mode `{other}` (pipeline or root)")),
+            other => Err(format!("unknown mode `{other}` (auto, pipeline or root)")),
         }
     }
 }
@@ -96,7 +101,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             threads: 1,
-            mode: Mode::Pipeline,
+            mode: Mode::Auto,
             pool: 1_000_000,
             exploration: 0.7,
             pin: false,
@@ -212,6 +217,10 @@ where
     /// The search thread's lane runner (lane-parallel search), kept
     /// between runs.
     runner: Option<crate::native::LaneRunner>,
+    /// Root parallelisation: the other threads' searches, each with a
+    /// graph of its own, kept between runs like this one's (so a player's
+    /// trees carry over from turn to turn in every thread).
+    peers: Vec<Search<M>>,
 }
 
 impl<M: Simulator> Search<M>
@@ -227,7 +236,7 @@ where
         let seeds = Rng::new(config.seed ^ 0x5eed);
         let per_request = if config.batch { machine.preferred_batch() } else { 1 };
         let runner = if config.lanes { machine.lane_runner() } else { None };
-        Ok(Search { graph, machine, config, per_request, seeds, runner })
+        Ok(Search { graph, machine, config, per_request, seeds, runner, peers: Vec::new() })
     }
 
     pub fn machine(&mut self) -> &mut M {
@@ -236,7 +245,24 @@ where
 
     /// Moves the root to `state` (keeping what is known below it).
     pub fn set_root(&mut self, state: M::State) -> Result<(), MachineError> {
+        for p in &mut self.peers {
+            p.set_root(state.clone())?;
+        }
         self.graph.set_root(&mut self.machine, state)
+    }
+
+    /// The mode a run uses: [`Mode::Auto`] resolved.
+    pub fn mode(&self) -> Mode {
+        match self.config.mode {
+            Mode::Auto if self.config.threads > 1 && self.runner.is_some() => Mode::Root,
+            Mode::Auto => Mode::Pipeline,
+            m => m,
+        }
+    }
+
+    /// The root's goals once solved (by this graph or any peer's).
+    pub fn root_solved(&self) -> Option<SmallVec<[f64; 4]>> {
+        self.graph.root_solved().or_else(|| self.peers.iter().find_map(|p| p.graph.root_solved()))
     }
 
     /// Searches until `deadline`.
@@ -251,7 +277,7 @@ where
     /// before this returns.
     pub fn run_until(&mut self, deadline: Instant, interrupt: &Interrupt<'_>) -> Result<Stats, MachineError> {
         let rollout_threads = self.config.threads.saturating_sub(1);
-        if self.config.mode == Mode::Root && self.config.threads > 1 {
+        if self.mode() == Mode::Root && self.config.threads > 1 {
             return self.run_root(deadline, interrupt);
         }
         if self.runner.is_some() {
@@ -612,69 +638,96 @@ where
     }
 
     /// Root parallelisation: independent searches merged at the root.
+    /// Root parallelisation: this search and `threads - 1` peers (made at
+    /// the first run, each with its share of the pool and a seed of its
+    /// own), each one thread on its own graph, all until the deadline.
     fn run_root(&mut self, deadline: Instant, interrupt: &Interrupt<'_>) -> Result<Stats, MachineError> {
         let start = Instant::now();
         let n = self.config.threads;
-        let root = self.graph.root_state().cloned().ok_or_else(|| MachineError::Other("no root".into()))?;
-        let sub =
-            Config { threads: 1, mode: Mode::Pipeline, pool: (self.config.pool / n).max(1024), ..self.config.clone() };
-        let results: Vec<Result<(Stats, Search<M>), MachineError>> = std::thread::scope(|scope| {
-            let hs: Vec<_> = (0..n)
-                .map(|t| {
-                    let m = self.machine.clone();
-                    let root = root.clone();
-                    let cfg = Config { seed: sub.seed.wrapping_add(t as u64 * 7919), ..sub.clone() };
-                    let pin_threads = self.config.pin;
+        if self.peers.len() + 1 != n {
+            let root = self.graph.root_state().cloned().ok_or_else(|| MachineError::Other("no root".into()))?;
+            let pool = (self.config.pool / n).max(1024);
+            self.peers.clear();
+            for t in 1..n {
+                let cfg = Config {
+                    threads: 1,
+                    mode: Mode::Pipeline,
+                    pool,
+                    seed: self.config.seed.wrapping_add(t as u64 * 7919),
+                    ..self.config.clone()
+                };
+                self.peers.push(Search::new(self.machine.clone(), root.clone(), cfg)?);
+            }
+        }
+        let pin_threads = self.config.pin;
+        let mut peers = std::mem::take(&mut self.peers);
+        let (mine, theirs) = std::thread::scope(|scope| {
+            let hs: Vec<_> = peers
+                .iter_mut()
+                .enumerate()
+                .map(|(t, p)| {
                     scope.spawn(move || {
                         if pin_threads {
-                            pin(t);
+                            pin(t + 1);
                         }
-                        let mut s = Search::new(m, root, cfg)?;
-                        let st = s.run_single(deadline, interrupt)?;
-                        Ok((st, s))
+                        p.run_single(deadline, interrupt)
                     })
                 })
                 .collect();
-            hs.into_iter()
+            if pin_threads {
+                pin(0);
+            }
+            let mine = self.run_single(deadline, interrupt);
+            let theirs: Vec<Result<Stats, MachineError>> = hs
+                .into_iter()
                 .map(|h| h.join().unwrap_or_else(|_| Err(MachineError::Other("a search thread panicked".into()))))
-                .collect()
+                .collect();
+            (mine, theirs)
         });
-        let mut stats = Stats::default();
-        let mut searches = Vec::new();
-        for r in results {
-            let (st, s) = r?;
+        self.peers = peers;
+        let mut stats = mine?;
+        for st in theirs {
+            let st = st?;
             stats.iterations += st.iterations;
             stats.rollouts += st.rollouts;
             stats.nodes += st.nodes;
             stats.pool += st.pool;
-            searches.push(s);
         }
-        // Merge: the first graph's root gets every graph's root statistics.
-        let roles = self.machine.roles().len();
-        let mut merged = searches.remove(0);
-        for role in 0..roles {
-            let Some((moves, mut visits, mut sums)) = merged.graph.root_stats(role) else { continue };
-            for s in &searches {
-                if let Some((m2, v2, s2)) = s.graph.root_stats(role) {
-                    if m2 == moves {
-                        for i in 0..visits.len() {
-                            visits[i] += v2[i];
-                            sums[i] += s2[i];
-                        }
-                    }
-                }
-            }
-            merged.graph.set_root_stats(role, visits, sums);
-        }
-        self.graph = merged.graph;
         stats.seconds = start.elapsed().as_secs_f64();
         stats.search_busy = 1.0;
-        stats.per_request = self.per_request;
+        stats.rollout_idle = 0.0;
         Ok(stats)
     }
 
     /// `role`'s move to play now, with its value (0..1) and visits.
+    /// With peers (root parallelisation): a graph that solved the root
+    /// decides; otherwise the move with the most visits summed over the
+    /// graphs, valued by its summed mean.
     pub fn best(&self, role: usize) -> Option<(M::Move, f64, u32)> {
-        self.graph.best(role)
+        if self.peers.is_empty() || self.graph.is_root_solved() {
+            return self.graph.best(role);
+        }
+        if let Some(p) = self.peers.iter().find(|p| p.graph.is_root_solved()) {
+            return p.graph.best(role);
+        }
+        let (moves, mut visits, mut sums) = self.graph.root_stats(role)?;
+        for p in &self.peers {
+            if let Some((m2, v2, s2)) = p.graph.root_stats(role) {
+                if m2 == moves {
+                    for i in 0..visits.len() {
+                        visits[i] += v2[i];
+                        sums[i] += s2[i];
+                    }
+                }
+            }
+        }
+        let i = (0..moves.len()).max_by_key(|&i| visits[i])?;
+        let mean = if visits[i] > 0 { sums[i] / visits[i] as f64 } else { 0.0 };
+        Some((moves[i], mean, visits[i]))
+    }
+
+    /// The graphs of this search and its peers (root parallelisation).
+    pub fn graphs(&self) -> impl Iterator<Item = &Graph<M>> {
+        std::iter::once(&self.graph).chain(self.peers.iter().map(|p| &p.graph))
     }
 }
