@@ -6,7 +6,9 @@
 # (`noheuristics`) with the analysis but without its heuristic node
 # initialisation (`--no-heuristics`), or (`nofactors`) searching the whole
 # game where the analysis found factors (`--no-factors`), or (`nolanes`)
-# never using the hybrid machine (`--no-lanes`: rollouts one at a time), on
+# never using the hybrid machine (`--no-lanes`: rollouts one at a time), or
+# (`base`) another build of Propel served from the binary `$BASE` (e.g. a
+# tagged release, to measure a change in matches), on
 # the bundled games (or the games given), every seating, with win rates and
 # 95% confidence intervals. Not a test: it takes a while (about PLAY x game
 # length x MATCHES x seatings per game).
@@ -38,7 +40,14 @@ for opp in $OPPONENTS; do
     # Enough opponents to fill every other seat; the round robin seats
     # MCTS in every role.
     for ((i = 1; i < (roles > 1 ? roles : 2); i++)); do
-      if [ "$opp" = noanalysis ] || [ "$opp" = noheuristics ] || [ "$opp" = nofactors ] || [ "$opp" = nolanes ]; then
+      if [ "$opp" = base ]; then
+        [ -x "${BASE:-}" ] || { echo "opponent base: set BASE to a propel binary" >&2; exit 2; }
+        "$BASE" serve --port 0 --host 127.0.0.1 --name base --threads "$THREADS" \
+          --log-dir "$OUT/base-logs" > "$OUT/serve.out" 2>/dev/null &
+        pids+=($!)
+        sleep 1
+        players+=(--player "$(sed -n 's/^listening on //p' "$OUT/serve.out" | head -1)")
+      elif [ "$opp" = noanalysis ] || [ "$opp" = noheuristics ] || [ "$opp" = nofactors ] || [ "$opp" = nolanes ]; then
         "$propel" serve --port 0 --host 127.0.0.1 --name "$opp" "--no-${opp#no}" --threads "$THREADS" \
           --log-dir "$OUT/$opp-logs" > "$OUT/serve.out" 2>/dev/null &
         pids+=($!)
