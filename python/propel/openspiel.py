@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 import pyspiel
@@ -41,7 +41,7 @@ from open_spiel.python.observation import IIGObserverForPublicInfoGame
 import propel
 from propel import _turns
 
-__all__ = ["load_game", "GdlGame", "GdlState"]
+__all__ = ["load_game", "from_game", "state_at", "GdlGame", "GdlState"]
 
 
 class GdlGame(pyspiel.Game):
@@ -175,9 +175,28 @@ def load_game(
     """
     if machine == "prover":
         raise ValueError("OpenSpiel needs every move numbered up front: use machine='jit' or 'propnet'")
+    g = propel.load(source, machine, **load_options)
+    return from_game(g, dynamics=dynamics, max_game_length=max_game_length, sample_games=sample_games)
+
+
+_FROM_GAME: Dict[Any, GdlGame] = {}
+
+
+def from_game(
+    g: propel.Game,
+    *,
+    dynamics: str = "auto",
+    max_game_length: Optional[int] = None,
+    sample_games: int = 30,
+) -> GdlGame:
+    """`load_game` for a game already loaded (on "jit" or "propnet");
+    the same OpenSpiel game for the same arguments."""
     if dynamics not in ("auto", "sequential", "simultaneous"):
         raise ValueError(f"unknown dynamics {dynamics!r}")
-    g = propel.load(source, machine, **load_options)
+    key = (g, dynamics, max_game_length, sample_games)
+    if key in _FROM_GAME:
+        return _FROM_GAME[key]
+    machine = g.machine
     sample = _turns.sample(g, games=sample_games)
     sequential = {"auto": not sample.simultaneous, "sequential": True, "simultaneous": False}[dynamics]
     roles = len(g.roles)
@@ -222,4 +241,15 @@ def load_game(
     cls = type(f"GdlGame_{short}", (GdlGame,), {"__init__": init})
     if short not in pyspiel.registered_names():
         pyspiel.register_game(game_type, cls)
-    return cls()
+    _FROM_GAME[key] = cls()
+    return _FROM_GAME[key]
+
+
+def state_at(game: GdlGame, state: propel.State) -> "GdlState":
+    """An OpenSpiel state of `game` at the Propel state `state` (after its
+    forced moves), with no history."""
+    s = game.new_initial_state()
+    s.propel_state = _turns.advance(game.propel_game, state)
+    s._legal = None
+    s._pending = {}
+    return s
