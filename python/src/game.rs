@@ -533,6 +533,42 @@ impl Game {
         Ok(out)
     }
 
+    /// For measurement only (docs/python.md, "Per-call overhead"): `n`
+    /// random steps in Rust doing the work the Python API does for
+    /// `is_terminal`, `legal_move_ids` of every role, and `next_state` (ids
+    /// looked up, each move's legality checked), from the initial state
+    /// again whenever a game ends. Returns the seconds taken.
+    #[pyo3(signature = (n, seed=1))]
+    fn _bench_steps(&self, n: usize, seed: u64) -> PyResult<f64> {
+        let roles = self.shared.roles.len();
+        let mut core = self.shared.lock();
+        let mut rng = propel_runtime::Rng::new(seed);
+        let s0 = core.machine.initial_state().map_err(machine_error)?;
+        let mut s = s0.clone();
+        let mut joint = Vec::with_capacity(roles);
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            if core.machine.is_terminal(&s).map_err(machine_error)? {
+                s = s0.clone();
+            }
+            joint.clear();
+            for r in 0..roles {
+                let ids = self.legal_ids(&mut core, &s, r)?;
+                let id = ids[rng.below(ids.len())];
+                joint.push(core.moves.roles[r].moves[id as usize]);
+            }
+            for (r, mv) in joint.iter().enumerate() {
+                let Core { machine, legal, .. } = &mut *core;
+                machine.legal(&s, r, legal).map_err(machine_error)?;
+                if !legal.contains(mv) {
+                    return Err(PropelError::new_err("an illegal move in a random step"));
+                }
+            }
+            s = core.machine.next(&s, &joint).map_err(machine_error)?;
+        }
+        Ok(t.elapsed().as_secs_f64())
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "<propel.Game {} on {}: roles {}>",
