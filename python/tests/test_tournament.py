@@ -118,7 +118,7 @@ def test_ggp_http_players():
     if binary is None:
         pytest.skip("no `propel` binary (build it with `cargo build -p propel`, or set PROPEL_BIN)")
     entrants = {"served": t.PropelServe(binary=binary, args=("--threads", "1")), "random": t.Random()}
-    r = t.run([game_path("tictactoe")], entrants, rounds=1, workers=1, start_clock=10, play_clock=1)
+    r = t.run([game_path("tictactoe")], entrants, rounds=1, workers=1, start_clock=3, play_clock=1)
     check_records(r, 2)
     served = next(row for row in r.table if row["player"] == "served")
     assert served["errors"] == 0 and served["losses"] == 0

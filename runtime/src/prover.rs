@@ -374,3 +374,43 @@ impl StateMachine for Prover {
         self.pool.to_kif(m, &self.game.symbols)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    fn tictactoe() -> Prover {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../games/tictactoe.kif");
+        Prover::new(Arc::new(propel_compiler::load_file(&path).expect("bundled game"))).expect("prover")
+    }
+
+    #[test]
+    fn kif_reads_back_states_and_moves() {
+        let mut p = tictactoe();
+        let mut rng = Rng::new(3);
+        let mut s = p.initial_state().expect("initial state");
+        let mut moves = Vec::new();
+        while !p.is_terminal(&s).expect("terminal") {
+            let facts = p.state_kif(&s);
+            assert_eq!(p.state_from_kif(&facts).expect("facts read back"), s);
+            let mut joint = Vec::new();
+            for r in 0..2 {
+                p.legal_moves(&s, r, &mut moves).expect("legal");
+                let m = moves[rng.below(moves.len())];
+                assert_eq!(p.term_from_kif(&p.move_kif(m)).expect("move read back"), m);
+                joint.push(m);
+            }
+            s = p.next_state(&s, &joint).expect("next");
+        }
+        assert_eq!(p.term_from_kif("( MARK 1\t1 )").ok(), p.term_from_kif("(mark 1 1)").ok());
+    }
+
+    #[test]
+    fn kif_errors() {
+        let mut p = tictactoe();
+        for bad in ["(mark 1 1", "mark 1", "(mark 1 1))", "(zork 1)", "()", "((mark) 1)", ""] {
+            assert!(p.term_from_kif(bad).is_err(), "{bad:?} read as a term");
+        }
+    }
+}
