@@ -18,35 +18,42 @@ pub(crate) struct Playouts {
     pub(crate) lengths: Vec<u32>,
 }
 
-/// `n` random playouts from `s` on `threads` threads, each thread on a
-/// clone of `m`. Seeded: the same arguments give the same results on the
-/// same machine kind and thread count.
+/// `n` random playouts from `s`, one thread per machine in `machines`
+/// (the calling thread when there is one). Seeded: the same arguments give
+/// the same results on the same machine kind and number of machines.
 pub(crate) fn playouts(
-    m: &Machine,
+    machines: &mut [Machine],
     s: &Repr,
     n: usize,
-    threads: usize,
     seed: u64,
     max_steps: u32,
 ) -> Result<Playouts, MachineError> {
-    let roles = m.roles().len();
-    let threads = threads.clamp(1, n.max(1));
+    let Some(roles) = machines.first().map(|m| m.roles().len()) else {
+        return Err(MachineError::Other("no machine to run playouts on".into()));
+    };
     let mut goals = vec![-1i32; n * roles];
     let mut lengths = vec![0u32; n];
-    let chunk = n.div_ceil(threads);
+    let chunk = n.div_ceil(machines.len()).max(1);
     let mut seeds = Rng::new(seed);
-    std::thread::scope(|scope| {
-        let jobs: Vec<_> = goals
-            .chunks_mut((chunk * roles).max(1))
-            .zip(lengths.chunks_mut(chunk.max(1)))
-            .map(|(g, l)| {
-                let (mut m, seed) = (m.clone(), seeds.next_u64());
-                scope.spawn(move || run_chunk(&mut m, s, seed, max_steps, g, l))
+    let mut jobs: Vec<_> = goals
+        .chunks_mut(chunk * roles)
+        .zip(lengths.chunks_mut(chunk))
+        .zip(machines.iter_mut())
+        .map(|((g, l), m)| (m, seeds.next_u64(), g, l))
+        .collect();
+    if let [(m, seed, g, l)] = &mut jobs[..] {
+        run_chunk(m, s, *seed, max_steps, g, l)?;
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = jobs
+                .into_iter()
+                .map(|(m, seed, g, l)| scope.spawn(move || run_chunk(m, s, seed, max_steps, g, l)))
+                .collect();
+            handles.into_iter().try_for_each(|h| {
+                h.join().unwrap_or_else(|_| Err(MachineError::Other("a playout thread panicked".into())))
             })
-            .collect();
-        jobs.into_iter()
-            .try_for_each(|j| j.join().unwrap_or_else(|_| Err(MachineError::Other("a playout thread panicked".into()))))
-    })?;
+        })?;
+    }
     Ok(Playouts { goals, lengths })
 }
 

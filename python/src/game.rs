@@ -46,6 +46,9 @@ pub(crate) struct Shared {
     /// that listing moves makes no new strings.
     py_moves: Vec<Vec<Py<PyString>>>,
     core: Mutex<Core>,
+    /// Network machines kept between batched calls (a clone costs its
+    /// instance memory and lane set-up each time).
+    spares: Mutex<Vec<Machine>>,
 }
 
 impl Shared {
@@ -54,7 +57,36 @@ impl Shared {
         // any state it was evaluating: carry on with it.
         self.core.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// `k` machine instances for batched work: spares where there are,
+    /// clones of the game's machine for the rest. The prover is always
+    /// cloned: its terms are numbered per instance, so an older clone may
+    /// not know the terms of a newer state.
+    fn take_spares(&self, k: usize) -> Vec<Machine> {
+        let mut out = Vec::with_capacity(k);
+        if !matches!(self.source.kind, Kind::Prover) {
+            let mut spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
+            let keep = spares.len().saturating_sub(k);
+            out.extend(spares.drain(keep..));
+        }
+        if out.len() < k {
+            let core = self.lock();
+            out.extend((out.len()..k).map(|_| core.machine.clone()));
+        }
+        out
+    }
+
+    fn give_back(&self, machines: Vec<Machine>) {
+        if !matches!(self.source.kind, Kind::Prover) {
+            let mut spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
+            spares.extend(machines);
+            spares.truncate(MAX_SPARES);
+        }
+    }
 }
+
+/// Most spare machines a game keeps for batched calls.
+const MAX_SPARES: usize = 64;
 
 /// Every game loaded and still alive, so that unpickling a game (or the
 /// states of one, one by one) in a process that holds it reuses it
@@ -111,6 +143,7 @@ pub(crate) fn load(py: Python<'_>, source: Source) -> PyResult<Arc<Shared>> {
         warnings: game.warnings.clone(),
         py_moves,
         core: Mutex::new(Core { machine: built.machine, moves: built.moves, legal: Vec::new(), values: Vec::new() }),
+        spares: Mutex::new(Vec::new()),
         source,
     });
     let mut games = LOADED.lock().unwrap_or_else(|e| e.into_inner());
@@ -486,16 +519,16 @@ impl Game {
         max_steps: u32,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let roles = self.shared.roles.len();
-        let (machine, s) = {
-            let mut core = self.shared.lock();
-            let s = match state {
-                Some(st) => self.state(st)?.clone(),
-                None => core.machine.initial_state().map_err(machine_error)?,
-            };
-            (core.machine.clone(), s)
+        let threads = threads.clamp(1, n.max(1));
+        let s = match state {
+            Some(st) => self.state(st)?.clone(),
+            None => self.shared.lock().machine.initial_state().map_err(machine_error)?,
         };
+        let mut machines = self.shared.take_spares(threads);
         let seed = seed.unwrap_or_else(fresh_seed);
-        let out = py.detach(|| batch::playouts(&machine, &s, n, threads, seed, max_steps)).map_err(machine_error)?;
+        let out = py.detach(|| batch::playouts(&mut machines, &s, n, seed, max_steps));
+        self.shared.give_back(machines);
+        let out = out.map_err(machine_error)?;
         let goals = numpy::i32_array(py, &out.goals, &[n, roles])?;
         let lengths = numpy::u32_array(py, &out.lengths, &[n])?;
         PyTuple::new(py, [goals, lengths])

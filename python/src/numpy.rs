@@ -18,12 +18,23 @@ pub(crate) fn bool_array<'py>(py: Python<'py>, v: Vec<u8>, shape: &[usize]) -> P
     array(py, &v, "?", shape)
 }
 
+/// Integers without padding: every byte of a value is initialised.
+trait Plain: Copy {}
+impl Plain for i32 {}
+impl Plain for u32 {}
+
+/// The bytes of a slice of integers, in native order.
+fn bytes_of<T: Plain>(v: &[T]) -> &[u8] {
+    // SAFETY: `T` is a plain integer (no padding, every byte initialised);
+    // u8 needs no alignment; the length is the slice's size in bytes, and
+    // the borrow keeps the memory alive.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
 pub(crate) fn i32_array<'py>(py: Python<'py>, v: &[i32], shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
-    let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
-    array(py, &bytes, "=i4", shape)
+    array(py, bytes_of(v), "=i4", shape)
 }
 
 pub(crate) fn u32_array<'py>(py: Python<'py>, v: &[u32], shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
-    let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
-    array(py, &bytes, "=u4", shape)
+    array(py, bytes_of(v), "=u4", shape)
 }
