@@ -31,8 +31,8 @@ pub(crate) fn playouts(
     let Some(roles) = machines.first().map(|m| m.roles().len()) else {
         return Err(MachineError::Other("no machine to run playouts on".into()));
     };
-    let mut goals = vec![-1i32; n * roles];
-    let mut lengths = vec![0u32; n];
+    let mut goals = filled(n.checked_mul(roles), -1i32)?;
+    let mut lengths = filled(Some(n), 0u32)?;
     let chunk = n.div_ceil(machines.len()).max(1);
     let mut seeds = Rng::new(seed);
     let mut jobs: Vec<_> = goals
@@ -55,6 +55,17 @@ pub(crate) fn playouts(
         })?;
     }
     Ok(Playouts { goals, lengths })
+}
+
+/// `n` copies of `x`, or an error when that much memory cannot be had
+/// (instead of the abort a failed allocation is).
+fn filled<T: Clone>(n: Option<usize>, x: T) -> Result<Vec<T>, MachineError> {
+    let too_many = || MachineError::Other("too many playouts for the memory at hand".into());
+    let n = n.ok_or_else(too_many)?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| too_many())?;
+    v.resize(n, x);
+    Ok(v)
 }
 
 /// Fills `lengths.len()` playouts' results.

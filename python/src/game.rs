@@ -113,12 +113,24 @@ pub(crate) struct State {
     pub(crate) repr: Repr,
 }
 
-fn build_options(ground_seconds: f64, passes: &str) -> PyResult<BuildOptions> {
-    if !(ground_seconds.is_finite() && ground_seconds >= 0.0) {
-        return Err(PyValueError::new_err("ground_seconds must be a non-negative number"));
+/// Most threads a batched call starts (more only multiplies instances).
+const MAX_THREADS: usize = 256;
+
+/// Longest time a call may be given, in seconds (a year: larger values
+/// would overflow the clock's arithmetic).
+const MAX_SECONDS: f64 = 365.0 * 86_400.0;
+
+fn seconds(name: &str, s: f64) -> PyResult<Duration> {
+    if !(s.is_finite() && (0.0..=MAX_SECONDS).contains(&s)) {
+        return Err(PyValueError::new_err(format!("{name} must be a number of seconds from 0 to {MAX_SECONDS}")));
     }
+    Ok(Duration::from_secs_f64(s))
+}
+
+fn build_options(ground_seconds: f64, passes: &str) -> PyResult<BuildOptions> {
+    let ground = seconds("ground_seconds", ground_seconds)?;
     let passes = Pass::parse_list(passes).map_err(PyValueError::new_err)?;
-    let limits = GroundLimits { time: Duration::from_secs_f64(ground_seconds), ..Default::default() };
+    let limits = GroundLimits { time: ground, ..Default::default() };
     Ok(BuildOptions { limits, passes, ..Default::default() })
 }
 
@@ -519,7 +531,7 @@ impl Game {
         max_steps: u32,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let roles = self.shared.roles.len();
-        let threads = threads.clamp(1, n.max(1));
+        let threads = threads.clamp(1, n.clamp(1, MAX_THREADS));
         let s = match state {
             Some(st) => self.state(st)?.clone(),
             None => self.shared.lock().machine.initial_state().map_err(machine_error)?,
@@ -547,14 +559,13 @@ impl Game {
         threads: usize,
         seed: Option<u64>,
     ) -> PyResult<Vec<(u32, String, f64, u32)>> {
-        if !(seconds.is_finite() && seconds >= 0.0) {
-            return Err(PyValueError::new_err("seconds must be a non-negative number"));
-        }
+        let time = self::seconds("seconds", seconds)?;
         let s = self.state(state)?.clone();
         let machine = self.shared.lock().machine.clone();
         let seed = seed.unwrap_or_else(fresh_seed);
-        let best =
-            py.detach(|| crate::search::search(machine, s, seconds, threads.max(1), seed)).map_err(machine_error)?;
+        let best = py
+            .detach(|| crate::search::search(machine, s, time, threads.clamp(1, MAX_THREADS), seed))
+            .map_err(machine_error)?;
         let mut core = self.shared.lock();
         let mut out = Vec::with_capacity(best.len());
         for (r, (mv, value, visits)) in best.into_iter().enumerate() {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 fn run<M: Simulator>(
     m: M,
     s: M::State,
-    seconds: f64,
+    time: Duration,
     config: Config,
     mv: impl Fn(M::Move) -> Mv,
 ) -> Result<Vec<(Mv, f64, u32)>, MachineError>
@@ -19,7 +19,7 @@ where
 {
     let roles = m.roles().len();
     let mut search = Search::new(m, s, config)?;
-    search.run(Instant::now() + Duration::from_secs_f64(seconds))?;
+    search.run(Instant::now() + time)?;
     (0..roles)
         .map(|r| {
             let (best, value, visits) = search
@@ -30,19 +30,19 @@ where
         .collect()
 }
 
-/// Each role's best move from `s` after searching `seconds`.
+/// Each role's best move from `s` after searching for `time`.
 pub(crate) fn search(
     m: Machine,
     s: Repr,
-    seconds: f64,
+    time: Duration,
     threads: usize,
     seed: u64,
 ) -> Result<Vec<(Mv, f64, u32)>, MachineError> {
     let config = Config { threads, seed, ..Config::default() };
     match (m, s) {
-        (Machine::Prover(m), Repr::Prover(s)) => run(m, s, seconds, config, Mv::Term),
-        (Machine::Propnet(m), Repr::Net(s)) => run(m, s, seconds, config, Mv::Input),
-        (Machine::Jit(m), Repr::Net(s)) => run(m, s, seconds, config, Mv::Input),
+        (Machine::Prover(m), Repr::Prover(s)) => run(m, s, time, config, Mv::Term),
+        (Machine::Propnet(m), Repr::Net(s)) => run(m, s, time, config, Mv::Input),
+        (Machine::Jit(m), Repr::Net(s)) => run(m, s, time, config, Mv::Input),
         _ => Err(MachineError::Other("a state of another machine".into())),
     }
 }

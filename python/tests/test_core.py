@@ -208,3 +208,29 @@ def test_search_returns_legal_moves(ttt):
         move_id, name, value, visits = best[0]
         assert name in g.legal_moves(s, 0) and g.move_name(0, move_id) == name
         assert 0.0 <= value <= 1.0 and visits > 0
+
+
+def test_bad_arguments_raise_not_crash(ttt):
+    g = ttt["jit"]
+    s = g.initial_state()
+    with pytest.raises(propel.MachineError, match="memory"):
+        g.random_playouts(10**15)
+    with pytest.raises(OverflowError):
+        g.random_playouts(-1)
+    with pytest.raises(ValueError):
+        g.search(s, seconds=1e300)
+    with pytest.raises(ValueError):
+        g.search(s, seconds=float("nan"))
+    with pytest.raises(ValueError):
+        propel.load(game_path("tictactoe"), ground_seconds=-1)
+    with pytest.raises(ValueError):
+        propel.load(game_path("tictactoe"), passes="nonsense")
+    with pytest.raises(ValueError):
+        g.state_from_facts(["(cell 1 1"])
+    with pytest.raises(ValueError):
+        ttt["prover"].state_from_facts(["(zork)"])
+    goals, lengths = g.random_playouts(10, threads=10**6)
+    assert goals.shape == (10, 2)
+    # A game that cannot be grounded in the time given.
+    with pytest.raises(propel.BuildError):
+        propel.load(game_path("breakthrough"), ground_seconds=0.0)
