@@ -121,7 +121,8 @@ def test_ggp_http_players():
     r = t.run([game_path("tictactoe")], entrants, rounds=1, workers=1, start_clock=3, play_clock=1)
     check_records(r, 2)
     served = next(row for row in r.table if row["player"] == "served")
-    assert served["errors"] == 0 and served["losses"] == 0
+    # Propel's player over HTTP, a second a move, against random play.
+    assert served["errors"] == 0 and served["mean_goal"] >= 50
 
 
 def test_ray_tournament_200_matches(tmp_path):
