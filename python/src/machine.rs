@@ -40,6 +40,9 @@ impl Kind {
     }
 }
 
+// One per game and a few spares: the variants' sizes do not matter, and
+// boxing would add an indirection to every call.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone)]
 pub(crate) enum Machine {
     Prover(Prover),

@@ -312,7 +312,7 @@ impl Prover {
 /// and the delimiter (parentheses are tokens; white space is dropped).
 fn split_token(piece: &str) -> impl Iterator<Item = &str> {
     let (name, delim) = match piece.char_indices().last() {
-        Some((i, c)) if matches!(c, '(' | ')' | ' ' | '\t' | '\n' | '\r') => (&piece[..i], &piece[i..]),
+        Some((i, '(' | ')' | ' ' | '\t' | '\n' | '\r')) => (&piece[..i], &piece[i..]),
         _ => (piece, ""),
     };
     [name, delim].into_iter().filter(|t| !t.is_empty() && !t.trim().is_empty())
