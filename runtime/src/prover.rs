@@ -9,7 +9,7 @@
 use crate::machine::{MachineError, StateMachine};
 use propel_compiler::eval::{Budget, Db, EvalError, Negation, Program, Scratch};
 use propel_compiler::magic::{demand_transform, with_callers};
-use propel_compiler::{Deadline, Game, Layer, RelId, TermId, TermPool};
+use propel_compiler::{Deadline, Game, Layer, RelId, Sym, TermId, TermPool};
 use std::sync::Arc;
 
 /// Most facts the prover derives for one state before it gives up.
@@ -177,6 +177,67 @@ impl Prover {
         &self.game
     }
 
+    /// The term written `text` in canonical KIF (as [`StateMachine::move_kif`]
+    /// and [`StateMachine::state_kif`] write terms; symbols are read in
+    /// lower case). An error when the text is not one term or names a
+    /// symbol the game does not have (no state or move of the game holds it).
+    pub fn term_from_kif(&mut self, text: &str) -> Result<TermId, MachineError> {
+        let bad = |why: &str| MachineError::Other(format!("`{text}` is not a term of this game: {why}"));
+        let lower = text.to_lowercase();
+        let tokens: Vec<&str> =
+            lower.split_inclusive(['(', ')', ' ', '\t', '\n', '\r']).flat_map(split_token).collect();
+        // Stack of open applications: (function symbol, arguments so far).
+        let mut open: Vec<(Option<Sym>, Vec<TermId>)> = Vec::new();
+        let mut done: Option<TermId> = None;
+        for tok in tokens {
+            if done.is_some() {
+                return Err(bad("text after the term"));
+            }
+            let finished = match tok {
+                "(" => {
+                    open.push((None, Vec::new()));
+                    None
+                }
+                ")" => match open.pop() {
+                    Some((Some(f), args)) if !args.is_empty() => {
+                        Some(self.pool.app(f, &args).map_err(|_| bad("nested too deep"))?)
+                    }
+                    _ => return Err(bad("unbalanced `)`, or an application without arguments")),
+                },
+                name => {
+                    let sym = self.game.symbols.get(name).ok_or_else(|| bad(&format!("no symbol `{name}`")))?;
+                    match open.last_mut() {
+                        Some((f @ None, _)) => {
+                            *f = Some(sym);
+                            None
+                        }
+                        _ => Some(self.pool.constant(sym)),
+                    }
+                }
+            };
+            if let Some(t) = finished {
+                match open.last_mut() {
+                    Some((Some(_), args)) => args.push(t),
+                    Some((None, _)) => return Err(bad("a function symbol must be a name")),
+                    None => done = Some(t),
+                }
+            }
+        }
+        match (done, open.is_empty()) {
+            (Some(t), true) => Ok(t),
+            _ => Err(bad("incomplete")),
+        }
+    }
+
+    /// The state whose facts are `facts` (each in canonical KIF, as
+    /// [`StateMachine::state_kif`] lists them): `state_kif` read back.
+    pub fn state_from_kif(&mut self, facts: &[String]) -> Result<ProverState, MachineError> {
+        let mut v = facts.iter().map(|f| self.term_from_kif(f)).collect::<Result<Vec<_>, _>>()?;
+        v.sort_unstable();
+        v.dedup();
+        Ok(ProverState(Arc::from(v)))
+    }
+
     fn eval_layer(&mut self, layer: usize) -> Result<(), MachineError> {
         self.budget.reset();
         for &si in &self.strata[layer] {
@@ -247,6 +308,16 @@ impl Prover {
     }
 }
 
+/// Splits a piece of text ending in a delimiter into the name before it
+/// and the delimiter (parentheses are tokens; white space is dropped).
+fn split_token(piece: &str) -> impl Iterator<Item = &str> {
+    let (name, delim) = match piece.char_indices().last() {
+        Some((i, '(' | ')' | ' ' | '\t' | '\n' | '\r')) => (&piece[..i], &piece[i..]),
+        _ => (piece, ""),
+    };
+    [name, delim].into_iter().filter(|t| !t.is_empty() && !t.trim().is_empty())
+}
+
 impl StateMachine for Prover {
     type State = ProverState;
     type Move = TermId;
@@ -301,5 +372,45 @@ impl StateMachine for Prover {
 
     fn move_kif(&self, m: TermId) -> String {
         self.pool.to_kif(m, &self.game.symbols)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    fn tictactoe() -> Prover {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../games/tictactoe.kif");
+        Prover::new(Arc::new(propel_compiler::load_file(&path).expect("bundled game"))).expect("prover")
+    }
+
+    #[test]
+    fn kif_reads_back_states_and_moves() {
+        let mut p = tictactoe();
+        let mut rng = Rng::new(3);
+        let mut s = p.initial_state().expect("initial state");
+        let mut moves = Vec::new();
+        while !p.is_terminal(&s).expect("terminal") {
+            let facts = p.state_kif(&s);
+            assert_eq!(p.state_from_kif(&facts).expect("facts read back"), s);
+            let mut joint = Vec::new();
+            for r in 0..2 {
+                p.legal_moves(&s, r, &mut moves).expect("legal");
+                let m = moves[rng.below(moves.len())];
+                assert_eq!(p.term_from_kif(&p.move_kif(m)).expect("move read back"), m);
+                joint.push(m);
+            }
+            s = p.next_state(&s, &joint).expect("next");
+        }
+        assert_eq!(p.term_from_kif("( MARK 1\t1 )").ok(), p.term_from_kif("(mark 1 1)").ok());
+    }
+
+    #[test]
+    fn kif_errors() {
+        let mut p = tictactoe();
+        for bad in ["(mark 1 1", "mark 1", "(mark 1 1))", "(zork 1)", "()", "((mark) 1)", ""] {
+            assert!(p.term_from_kif(bad).is_err(), "{bad:?} read as a term");
+        }
     }
 }
