@@ -5,7 +5,6 @@
 use propel_compiler::lower::Machine;
 use propel_compiler::propnet::passes::{specialise, split_goals, Pass};
 use propel_compiler::propnet::{Evaluator, Propnet};
-use propel_runtime::build::native_code;
 use propel_runtime::propnet::{NetState, PropnetMachine, Topology};
 use propel_runtime::{NativeMachine, Prover, StateMachine};
 use propel_tests::{assert_traces_agree, bundled_games, check_perft, read_perft, root};
@@ -15,8 +14,9 @@ use std::sync::Arc;
 fn native(m: &Machine<'_>, net: &Propnet, name: &str) -> NativeMachine {
     let options = propel_compiler::lower::CodegenOptions { batch_insts: 2000, ..Default::default() };
     let code = propel_compiler::lower::jit(m, name, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let (fns, layout) = (code.fns, code.layout.clone());
-    NativeMachine::new(Arc::new(native_code(net, fns, layout, Box::new(code))))
+    let native = propel_runtime::NativeCode::from_jit(code).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(native.base_names().len(), net.bases.len());
+    NativeMachine::new(Arc::new(native))
 }
 
 /// Every bundled game as a split network (two engines, specialised on its

@@ -58,9 +58,9 @@ pub fn jit_machine_with(game: &Arc<Game>, options: &CodegenOptions) -> (NativeMa
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     let m = Machine { engines: vec![&c.net], split: None, goal_net: c.goal_net.as_ref(), lanes: None };
     let code = propel_compiler::lower::jit(&m, name, options).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let stats = code.stats.clone();
-    let (fns, layout) = (code.fns, code.layout.clone());
-    let machine = NativeMachine::new(Arc::new(propel_runtime::build::native_code(&c.net, fns, layout, Box::new(code))));
+    let stats = code.stats().clone();
+    let native = propel_runtime::NativeCode::from_jit(code).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let machine = NativeMachine::new(Arc::new(native));
     (machine, stats)
 }
 

@@ -70,7 +70,10 @@ fn library(game: &Arc<propel_compiler::Game>, text: &[u8], dir: &std::path::Path
     std::fs::write(&obj, bytes).unwrap();
     let so = dir.join("g.so");
     match std::process::Command::new("cc").arg("-shared").arg("-o").arg(&so).arg(&obj).status() {
-        Ok(s) if s.success() => Some(so),
+        Ok(s) if s.success() => {
+            propel_abi::file::seal(&so, &game_hash(text)).unwrap();
+            Some(so)
+        }
         _ => {
             eprintln!("SKIPPED: no working `cc` to link a library");
             None
