@@ -166,7 +166,8 @@ fn read_trailer(f: &mut File, len: u64) -> Result<Option<Trailer>, FileError> {
     let mut t = [0u8; TRAILER_LEN];
     f.seek(SeekFrom::Start(len - TRAILER_LEN as u64))?;
     f.read_exact(&mut t)?;
-    if &t[..8] != MAGIC || &t[56..64] != END || u32_at(&t, 8) != TRAILER_VERSION {
+    let reserved_zero = t[48..56].iter().all(|&b| b == 0);
+    if &t[..8] != MAGIC || &t[56..64] != END || u32_at(&t, 8) != TRAILER_VERSION || !reserved_zero {
         return Ok(None);
     }
     Ok(Some(Trailer {
