@@ -222,7 +222,7 @@ exports! {
     GetNext / get_next = "propel_get_next" (inst: ConstInst, bits: Bits) -> Void;
     /// Plays one input per role and makes the successor current
     /// (`propel_set_joint`, then `propel_set_state`). Returns as
-    /// `propel_set_joint`; on an error the state is unchanged.
+    /// `propel_set_joint`; a refused move (3) leaves the state as it was.
     Step / step = "propel_step" (inst: Inst, moves: Moves) -> Int;
     /// 1 if the current state is terminal, else 0.
     Terminal / terminal = "propel_terminal" (inst: Inst) -> Int;

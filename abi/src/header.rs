@@ -129,3 +129,19 @@ mod tests {
         assert_eq!(h.matches("/*").count(), h.matches("*/").count());
     }
 }
+
+#[cfg(test)]
+mod docs {
+    /// docs/aot.md shows the table of exports as [`super::markdown_table`]
+    /// writes it (between the markers), so the documentation cannot drift
+    /// from the ABI.
+    #[test]
+    fn the_documented_table_is_the_table() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/aot.md");
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let table = super::markdown_table();
+        let (begin, end) = ("<!-- exports: begin -->\n", "<!-- exports: end -->");
+        let shown = text.split(begin).nth(1).and_then(|t| t.split(end).next()).unwrap_or_default();
+        assert!(shown == table, "docs/aot.md's table of exports differs from the ABI's; it should read:\n{table}");
+    }
+}
