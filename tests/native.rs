@@ -111,7 +111,7 @@ fn library_plays_like_the_jit_and_refuses_other_games() {
         j.lane_playouts(&t0, 200, 5, 100_000, &mut lj.0, &mut lj.1).unwrap();
         assert_eq!(la, lj, "{name}: lane playouts");
         // The same library refused for another game text.
-        let err = propel_runtime::aot::load(&so, Some("0000000000000000")).err().expect("stale library refused");
+        let err = propel_runtime::aot::load(&so, Some("0000000000000000")).expect_err("stale library refused");
         assert!(err.to_string().contains("stale"), "{err}");
         std::fs::remove_file(&so).ok();
     }

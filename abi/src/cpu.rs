@@ -22,10 +22,7 @@ pub const TARGET: &str = if cfg!(all(target_arch = "x86_64", target_os = "linux"
 /// `flag`. A flag that names no extension (a code generation setting) is
 /// `None`: it asks nothing of the processor.
 pub fn has(flag: &str) -> Option<bool> {
-    let Some(feature) = flag.strip_prefix("has_") else {
-        return None;
-    };
-    Some(detect(feature))
+    Some(detect(flag.strip_prefix("has_")?))
 }
 
 #[cfg(target_arch = "x86_64")]

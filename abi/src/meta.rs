@@ -136,7 +136,7 @@ impl Metadata {
         if self.exports != names {
             return bad("its exports are not this format's".into());
         }
-        if self.size < HEADER || self.size > MAX_INSTANCE || self.size % 8 != 0 {
+        if self.size < HEADER || self.size > MAX_INSTANCE || !self.size.is_multiple_of(8) {
             return bad(format!("instance size {}", self.size));
         }
         let (nb, ni, nr) = (self.bases.len(), self.inputs.len(), self.roles.len());
@@ -153,9 +153,9 @@ impl Metadata {
         let (state_bytes, input_bytes) = (8 * words_of(nb), 8 * words_of(ni));
         let mut engines = Vec::new();
         for (k, e) in self.engines.iter().enumerate() {
-            let within = |off: u32, len: u64| off % 8 == 0 && off as u64 + len <= e.size as u64;
+            let within = |off: u32, len: u64| off.is_multiple_of(8) && off as u64 + len <= e.size as u64;
             let fits = e.region >= HEADER
-                && e.region % 8 == 0
+                && e.region.is_multiple_of(8)
                 && e.region as u64 + e.size as u64 <= self.size as u64
                 && within(e.base_bits, state_bytes)
                 && within(e.legal_bits, input_bytes)
@@ -268,7 +268,8 @@ pub(crate) mod tests {
 
     #[test]
     fn each_inconsistency_is_refused() {
-        let cases: Vec<Box<dyn Fn(&mut Metadata)>> = vec![
+        type Case = Box<dyn Fn(&mut Metadata)>;
+        let cases: Vec<Case> = vec![
             Box::new(|m| m.engines.clear()),
             Box::new(|m| m.split = Some(0)),
             Box::new(|m| m.engines[0].region = 200),

@@ -264,8 +264,8 @@ impl<'a, M: Module> Emitter<'a, M> {
             k0 = k1;
         }
         self.emit_pieces()?;
-        for s in 0..self.cycles.len() {
-            self.emit_cycle(cycle_fns[s], s)?;
+        for (s, &f) in cycle_fns.iter().enumerate() {
+            self.emit_cycle(f, s)?;
         }
         self.emit_drain(drain, &chunks, &cycle_fns)?;
         self.emit_eval_goals(eval_goals)?;

@@ -7,6 +7,10 @@
 //! [`propel_abi::exports`]; the runtime calls the result through
 //! [`propel_abi::Fns`].
 
+// Cranelift's `ModuleError` is 136 bytes: the emitters pass it up as it is
+// (a cold path, once per failed build), and `LowerError` boxes it.
+#![allow(clippy::result_large_err)]
+
 mod engine;
 mod func;
 mod goals;
@@ -33,7 +37,7 @@ use std::time::Instant;
 #[derive(Debug, thiserror::Error)]
 pub enum LowerError {
     #[error("code generation failed")]
-    Codegen(#[from] ModuleError),
+    Codegen(#[source] Box<ModuleError>),
     #[error("the code generator refused a setting")]
     Setting(#[from] settings::SetError),
     #[error("this machine's processor is not supported by the code generator: {0}")]
@@ -49,6 +53,12 @@ pub enum LowerError {
          the interpreted propnet (--machine propnet) runs it"
     )]
     TooLarge { updates: usize, limit: usize },
+}
+
+impl From<ModuleError> for LowerError {
+    fn from(e: ModuleError) -> Self {
+        LowerError::Codegen(Box::new(e))
+    }
 }
 
 /// Counter updates (edges of the engines and of the lane network) above
@@ -341,7 +351,7 @@ pub fn jit(m: &Machine<'_>, game_hash: &str, options: &CodegenOptions) -> Result
     // for each export of the table, with the table's signatures; the
     // module that holds them lives in the same `JitCode` as `fns`.
     let fns = unsafe { Fns::resolve(address) }
-        .map_err(|e| LowerError::Codegen(ModuleError::Undeclared(e.name().to_string())))?;
+        .map_err(|e| LowerError::from(ModuleError::Undeclared(e.name().to_string())))?;
     stats.seconds = t.elapsed().as_secs_f64();
     Ok(JitCode { _module: module, fns, layout, stats })
 }
