@@ -33,16 +33,8 @@ pub struct LayoutCounts {
 /// Where one engine keeps everything, as byte offsets from its memory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
-    pub components: u32,
-    pub bases: u32,
-    pub inputs: u32,
-    pub roles: u32,
-    /// Cyclic strongly connected components (each has a pending flag).
-    pub cycles: u32,
-    /// The largest cycle's size (components).
-    pub largest_cycle: u32,
-    /// Components of the separate goal network (0 when there is none).
-    pub goal_components: u32,
+    /// What the layout follows from.
+    pub counts: LayoutCounts,
     /// `i32` per component.
     pub counters: u32,
     /// Current state: `u64` words, bit i = base i.
@@ -102,14 +94,8 @@ impl Layout {
         let stack = take(4 * stack_cap, 8);
         let size = at.div_ceil(8) * 8;
         Layout {
-            components: n,
-            bases: c.bases,
-            inputs: c.inputs,
-            roles: c.roles,
-            cycles: c.cycles,
-            largest_cycle: c.largest_cycle,
+            counts: c,
             cycle_vals,
-            goal_components: c.goal_components,
             counters,
             base_bits,
             legal_bits,

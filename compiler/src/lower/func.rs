@@ -2,7 +2,9 @@
 //! does around a body (signature from the declaration, entry block with
 //! the parameters, sealing, finalising, defining in the module).
 
-use cranelift_codegen::ir::{Function, UserFuncName, Value};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::I64;
+use cranelift_codegen::ir::{Function, InstBuilder, MemFlagsData, UserFuncName, Value};
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Module, ModuleError};
@@ -75,4 +77,31 @@ pub(crate) trait Emit: Sized {
     ) -> Result<(), ModuleError> {
         self.define(id, |_, _| (), |e, b, p, ()| body(e, b, p))
     }
+}
+
+/// Copies `words` 64-bit words from `src` to `dst`, in a loop (instances
+/// and their images are kilobytes: a loop keeps the function small).
+pub(crate) fn copy_words(b: &mut FunctionBuilder, src: Value, dst: Value, words: i64) {
+    let mem = MemFlagsData::trusted();
+    let i = b.declare_var(I64);
+    let zero = b.ins().iconst(I64, 0);
+    b.def_var(i, zero);
+    let head = b.create_block();
+    let body = b.create_block();
+    let done = b.create_block();
+    b.ins().jump(head, &[]);
+    b.switch_to_block(head);
+    let iv = b.use_var(i);
+    let more = b.ins().icmp_imm_s(IntCC::UnsignedLessThan, iv, words);
+    b.ins().brif(more, body, &[], done, &[]);
+    b.switch_to_block(body);
+    let o = b.ins().ishl_imm_u(iv, 3);
+    let s = b.ins().iadd(src, o);
+    let d = b.ins().iadd(dst, o);
+    let w = b.ins().load(I64, mem, s, 0);
+    b.ins().store(mem, w, d, 0);
+    let next = b.ins().iadd_imm_s(iv, 1);
+    b.def_var(i, next);
+    b.ins().jump(head, &[]);
+    b.switch_to_block(done);
 }

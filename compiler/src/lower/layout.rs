@@ -78,7 +78,7 @@ pub fn reset_image(net: &Propnet, layout: &Layout) -> Vec<u8> {
             set_bit(layout.next_bits, i);
         }
     }
-    for r in 0..layout.roles as usize {
+    for r in 0..layout.counts.roles as usize {
         let at = layout.role_input as usize + 4 * r;
         mem[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
     }

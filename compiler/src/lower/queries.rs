@@ -5,7 +5,7 @@
 //! from the exported functions.
 
 use super::engine::{stack_addr, Emitter, NONE};
-use super::func::Emit;
+use super::func::{copy_words, Emit};
 use super::layout::words;
 use crate::propnet::Kind;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -173,28 +173,7 @@ impl<M: Module> Emitter<'_, M> {
             |_, b, p, gv| {
                 let inst = p[0];
                 let src = b.ins().symbol_value(I64, gv);
-                let i = b.declare_var(I64);
-                let zero = b.ins().iconst(I64, 0);
-                b.def_var(i, zero);
-                let copy = b.create_block();
-                let body = b.create_block();
-                let done = b.create_block();
-                b.ins().jump(copy, &[]);
-                b.switch_to_block(copy);
-                let iv = b.use_var(i);
-                let more = b.ins().icmp_imm_s(IntCC::UnsignedLessThan, iv, words);
-                b.ins().brif(more, body, &[], done, &[]);
-                b.switch_to_block(body);
-                let iv = b.use_var(i);
-                let o = b.ins().imul_imm_s(iv, 8);
-                let s = b.ins().iadd(src, o);
-                let d = b.ins().iadd(inst, o);
-                let w = b.ins().load(I64, mem, s, 0);
-                b.ins().store(mem, w, d, 0);
-                let iv = b.ins().iadd_imm_s(iv, 1);
-                b.def_var(i, iv);
-                b.ins().jump(copy, &[]);
-                b.switch_to_block(done);
+                copy_words(b, src, inst, words);
                 let z = b.ins().iconst(I32, 0);
                 b.ins().store(mem, z, inst, sp_off);
                 b.ins().return_(&[]);
@@ -222,7 +201,7 @@ impl<M: Module> Emitter<'_, M> {
                 let new_var = b.declare_var(I64);
                 let v_var = b.declare_var(I32);
                 let i_var = b.declare_var(I32);
-                for w in 0..words(layout.bases) {
+                for w in 0..words(layout.counts.bases) {
                     let new = b.ins().load(I64, mem, bits, (8 * w) as i32);
                     let off = (layout.base_bits + 8 * w) as i32;
                     let old = b.ins().load(I64, mem, inst, off);
@@ -254,7 +233,7 @@ impl<M: Module> Emitter<'_, M> {
                     e.set_leaf_from_table(b, inst, table, i, v, sp_var, special, lp);
                     // Leaves with their own code: a switch over this word's.
                     b.switch_to_block(special);
-                    let special: Vec<(u32, u32)> = (w * 64..(w * 64 + 64).min(layout.bases))
+                    let special: Vec<(u32, u32)> = (w * 64..(w * 64 + 64).min(layout.counts.bases))
                         .map(|i| (i, bases[i as usize]))
                         .filter(|&(_, c)| e.leaf_is_special(c))
                         .collect();
@@ -681,7 +660,7 @@ impl<M: Module> Emitter<'_, M> {
                 b.ins().brif(rc, failed, &[], ok, &[]);
                 b.switch_to_block(ok);
                 // The next state, copied: triggers change `next` while it is set.
-                for w in 0..words(layout.bases) {
+                for w in 0..words(layout.counts.bases) {
                     let v = b.ins().load(I64, mem, inst, (layout.next_bits + 8 * w) as i32);
                     b.ins().store(mem, v, inst, (layout.scratch_bits + 8 * w) as i32);
                 }

@@ -10,7 +10,7 @@
 //! region.
 
 use super::engine::EngineFns;
-use super::func::{Emit, Scratch};
+use super::func::{copy_words, Emit, Scratch};
 use super::layout::{words, Layout};
 use crate::propnet::Propnet;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -141,8 +141,8 @@ impl<M: Module> Top<'_, M> {
                 }
                 Export::InstanceSize => self.emit_const(id, self.size)?,
                 Export::Roles => self.emit_const(id, self.names.roles.len() as u32)?,
-                Export::Bases => self.emit_const(id, self.layouts[0].bases)?,
-                Export::Inputs => self.emit_const(id, self.layouts[0].inputs)?,
+                Export::Bases => self.emit_const(id, self.layouts[0].counts.bases)?,
+                Export::Inputs => self.emit_const(id, self.layouts[0].counts.inputs)?,
                 Export::Info => {
                     let mut bytes = info.as_bytes().to_vec();
                     bytes.push(0);
@@ -254,7 +254,7 @@ impl<M: Module> Top<'_, M> {
     fn emit_copy_out(&mut self, id: FuncId, field: fn(&Layout) -> u32) -> Result<(), ModuleError> {
         let regions = self.regions.to_vec();
         let offsets: Vec<u32> = self.layouts.iter().map(field).collect();
-        let n = words(self.layouts[0].bases);
+        let n = words(self.layouts[0].counts.bases);
         self.define_simple(id, |_, b, p| {
             let mem = MemFlagsData::trusted();
             let e = b.ins().load(I32, mem, p[0], CUR);
@@ -321,7 +321,7 @@ impl<M: Module> Top<'_, M> {
                     b.switch_to_block(played);
                     // The next state, copied: setting it changes `next`.
                     let l = &layouts[k];
-                    for w in 0..words(l.bases) {
+                    for w in 0..words(l.counts.bases) {
                         let v = b.ins().load(I64, mem, inst, (l.next_bits + 8 * w) as i32);
                         b.ins().store(mem, v, inst, (l.scratch_bits + 8 * w) as i32);
                     }
@@ -345,29 +345,7 @@ impl<M: Module> Top<'_, M> {
     fn emit_clone(&mut self, id: FuncId) -> Result<(), ModuleError> {
         let words = (self.size / 8) as i64;
         self.define_simple(id, |_, b, p| {
-            let mem = MemFlagsData::trusted();
-            let (src, dst) = (p[0], p[1]);
-            let i = b.declare_var(I64);
-            let zero = b.ins().iconst(I64, 0);
-            b.def_var(i, zero);
-            let head = b.create_block();
-            let body = b.create_block();
-            let done = b.create_block();
-            b.ins().jump(head, &[]);
-            b.switch_to_block(head);
-            let iv = b.use_var(i);
-            let more = b.ins().icmp_imm_s(IntCC::UnsignedLessThan, iv, words);
-            b.ins().brif(more, body, &[], done, &[]);
-            b.switch_to_block(body);
-            let o = b.ins().ishl_imm_u(iv, 3);
-            let s = b.ins().iadd(src, o);
-            let d = b.ins().iadd(dst, o);
-            let w = b.ins().load(I64, mem, s, 0);
-            b.ins().store(mem, w, d, 0);
-            let next = b.ins().iadd_imm_s(iv, 1);
-            b.def_var(i, next);
-            b.ins().jump(head, &[]);
-            b.switch_to_block(done);
+            copy_words(b, p[0], p[1], words);
             b.ins().return_(&[]);
         })
     }
@@ -389,38 +367,35 @@ impl<M: Module> Top<'_, M> {
             offsets.push(0);
         }
         let data = self.data(symbol, offsets, 4)?;
-        self.define(
-            id,
-            |t, func| t.module.declare_data_in_func(data, func),
-            |_, b, p, gv| {
-                let found = b.create_block();
-                let none = b.create_block();
-                let ok = b.ins().icmp_imm_s(IntCC::UnsignedLessThan, p[0], n as i64);
-                b.ins().brif(ok, found, &[], none, &[]);
-                b.switch_to_block(found);
-                let base = b.ins().symbol_value(I64, gv);
-                let i = b.ins().uextend(I64, p[0]);
-                let o = b.ins().ishl_imm_u(i, 2);
-                let at = b.ins().iadd(base, o);
-                let off = b.ins().load(I32, MemFlagsData::trusted(), at, 0);
-                let off = b.ins().uextend(I64, off);
-                let s = b.ins().iadd(base, off);
-                b.ins().return_(&[s]);
-                b.switch_to_block(none);
-                let null = b.ins().iconst(I64, 0);
-                b.ins().return_(&[null]);
-            },
-        )
+        // The text at the table's start plus the entry's offset.
+        let text = |b: &mut FunctionBuilder, table: Value, entry: Value| {
+            let off = b.ins().uextend(I64, entry);
+            b.ins().iadd(table, off)
+        };
+        self.emit_lookup(id, data, n, text, (I64, 0))
     }
 
     /// `int propel_input_role(uint32_t input)`: from a table, -1 past the end.
     fn emit_input_role(&mut self, id: FuncId, roles: &[u32]) -> Result<(), ModuleError> {
-        let n = roles.len();
         let mut bytes: Vec<u8> = roles.iter().flat_map(|r| r.to_le_bytes()).collect();
         if bytes.is_empty() {
             bytes.extend_from_slice(&[0; 4]);
         }
         let data = self.data("propel_input_roles", bytes, 4)?;
+        self.emit_lookup(id, data, roles.len(), |_, _, entry| entry, (I32, -1))
+    }
+
+    /// `f(index)`: entry `index` of the `u32` table `data` of `n` entries,
+    /// made the result by `hit(builder, table address, entry)`; past the
+    /// end, the constant `miss` (type, value).
+    fn emit_lookup(
+        &mut self,
+        id: FuncId,
+        data: DataId,
+        n: usize,
+        hit: impl FnOnce(&mut FunctionBuilder, Value, Value) -> Value,
+        miss: (cranelift_codegen::ir::Type, i64),
+    ) -> Result<(), ModuleError> {
         self.define(
             id,
             |t, func| t.module.declare_data_in_func(data, func),
@@ -430,15 +405,16 @@ impl<M: Module> Top<'_, M> {
                 let ok = b.ins().icmp_imm_s(IntCC::UnsignedLessThan, p[0], n as i64);
                 b.ins().brif(ok, found, &[], none, &[]);
                 b.switch_to_block(found);
-                let base = b.ins().symbol_value(I64, gv);
+                let table = b.ins().symbol_value(I64, gv);
                 let i = b.ins().uextend(I64, p[0]);
                 let o = b.ins().ishl_imm_u(i, 2);
-                let at = b.ins().iadd(base, o);
-                let r = b.ins().load(I32, MemFlagsData::trusted(), at, 0);
+                let at = b.ins().iadd(table, o);
+                let entry = b.ins().load(I32, MemFlagsData::trusted(), at, 0);
+                let r = hit(b, table, entry);
                 b.ins().return_(&[r]);
                 b.switch_to_block(none);
-                let m1 = b.ins().iconst(I32, -1);
-                b.ins().return_(&[m1]);
+                let m = b.ins().iconst(miss.0, miss.1);
+                b.ins().return_(&[m]);
             },
         )
     }
