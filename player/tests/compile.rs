@@ -86,6 +86,16 @@ fn a_failed_compile_keeps_the_library_and_other_files() {
     assert_eq!(listing(&dir), before, "no file added or removed");
     let o = propel(&["check", &game("tictactoe"), "--machine", &format!("aot:{so_arg}")]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // `check` checks the library it is given: a cut one, another game's.
+    let cut = dir.join("cut.so");
+    std::fs::write(&cut, &good[..good.len() / 2]).unwrap();
+    let o = propel(&["check", &game("tictactoe"), "--machine", &format!("aot:{}", cut.display())]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("truncated"), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = propel(&["check", &game("connect4"), "--json", "--machine", &format!("aot:{so_arg}")]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("\"category\":\"library\"") && out.contains("stale"), "{out}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
