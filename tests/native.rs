@@ -240,5 +240,16 @@ fn damaged_and_foreign_libraries_are_refused() {
     assert!(refused(&obj, "object file").contains("not a shared object"));
     let e = propel_runtime::aot::load(&dir, None).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(e.contains("not a regular file"), "{e}");
+    // A whole, sealed shared object that `dlopen` still refuses (a library
+    // it needs is gone): the loader's own reason is given.
+    std::fs::write(dir.join("dep.c"), "int propel_test_dep(void) { return 1; }\n").unwrap();
+    std::fs::write(dir.join("x.c"), "int propel_test_dep(void);\nint x(void) { return propel_test_dep(); }\n").unwrap();
+    let cc = |args: &[&str]| std::process::Command::new("cc").current_dir(&dir).args(args).status().unwrap().success();
+    assert!(cc(&["-shared", "-fPIC", "-o", "libpropeldep.so", "dep.c"]));
+    assert!(cc(&["-shared", "-fPIC", "-o", "x.so", "x.c", "-L.", "-lpropeldep"]));
+    propel_abi::file::seal(&dir.join("x.so"), &hash).unwrap();
+    std::fs::remove_file(dir.join("libpropeldep.so")).unwrap();
+    let e = propel_runtime::aot::load(&dir.join("x.so"), Some(&hash)).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("cannot load the library: dlopen failed: ") && e.contains("libpropeldep.so"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
