@@ -30,8 +30,8 @@ const META_MARK: &[u8] = b"{\"format\":";
 pub enum FileError {
     #[error("no such file")]
     Missing,
-    #[error("cannot read the file")]
-    Io(#[from] std::io::Error),
+    #[error("cannot read the file: {0}")]
+    Io(std::io::Error),
     #[error("not a shared object: {0}")]
     Foreign(String),
     #[error("not a Propel machine library (no Propel metadata in it)")]
@@ -44,6 +44,12 @@ pub enum FileError {
     Unsealed,
     #[error("built by another version of Propel (library format {found}, this Propel reads {FORMAT_VERSION})")]
     Format { found: u64 },
+}
+
+impl From<std::io::Error> for FileError {
+    fn from(e: std::io::Error) -> Self {
+        FileError::Io(e)
+    }
 }
 
 /// What a checked file's trailer says.

@@ -56,14 +56,20 @@ pub struct EngineMeta {
 /// Why metadata was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum MetaError {
-    #[error("unreadable metadata")]
-    Unreadable(#[source] serde_json::Error),
+    #[error("unreadable metadata: {0}")]
+    Unreadable(serde_json::Error),
     #[error("library format {found}, this Propel reads {FORMAT_VERSION}")]
     Format { found: u64 },
     #[error("inconsistent metadata: {0}")]
     Invalid(String),
-    #[error("inconsistent metadata")]
-    Plan(#[from] PlanError),
+    #[error("inconsistent metadata: {0}")]
+    Plan(PlanError),
+}
+
+impl From<PlanError> for MetaError {
+    fn from(e: PlanError) -> Self {
+        MetaError::Plan(e)
+    }
 }
 
 /// Where one engine's bitsets lie: absolute byte offsets in the instance.
