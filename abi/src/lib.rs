@@ -5,8 +5,8 @@
 //! Everything both sides must agree on lives here, with no code generator
 //! behind it, so that loading a library needs only this crate:
 //! - [`exports`]: the exported functions, from one table: their names,
-//!   signatures, the typed function pointers ([`Fns`]), the C header's
-//!   declarations and the documentation's table;
+//!   signatures and typed function pointers ([`Fns`]);
+//! - [`header`]: the C header and the documentation's table, from it;
 //! - [`layout`]: where a machine instance keeps its state;
 //! - [`lanes`]: the bit-parallel playout code's plan;
 //! - [`meta`]: the metadata a machine carries about itself, and its checks;
