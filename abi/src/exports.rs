@@ -1,8 +1,9 @@
 //! The functions a machine exports (C ABI), written once in one table
-//! ([`exports!`]): from it come the symbol names ([`Export::name`]), the
-//! signatures ([`Export::params`], [`Export::ret`]) the code generator
-//! declares, the typed function pointers ([`Fns`]), the C header's
-//! declarations and the documentation's table ([`crate::header`]).
+//! (the `exports!` invocation below): from it come the symbol names
+//! ([`Export::name`]), the signatures ([`Export::params`],
+//! [`Export::ret`]) the code generator declares, the typed function
+//! pointers ([`Fns`]), the C header's declarations and the documentation's
+//! table ([`crate::header`]).
 //!
 //! `inst` points to one machine instance: [`crate::Metadata::size`] bytes
 //! (`PROPEL_INSTANCE_SIZE`), 8-byte aligned, one per thread.

@@ -11,7 +11,7 @@
 //! - [`lanes`]: the bit-parallel playout code's plan;
 //! - [`meta`]: the metadata a machine carries about itself, and its checks;
 //! - [`cpu`]: the processor features code was generated for;
-//! - [`file`]: the checks a library file passes before it is opened.
+//! - [`file`](mod@file): the checks a library file passes before it is opened.
 
 pub mod cpu;
 pub mod exports;

@@ -1,8 +1,8 @@
 //! Lowering a propnet to native code with Cranelift: in memory (JIT) or as
 //! an object file for a shared library (AOT). Both come from one emitter:
-//! the propagation engine of each network ([`engine`]), the functions that
-//! drive it ([`queries`]), the exported functions ([`top`]), the goal
-//! network ([`goals`]) and the bit-parallel lanes ([`lanes`]). What is
+//! the propagation engine of each network (`engine`), the functions that
+//! drive it (`queries`), the exported functions (`top`), the goal network
+//! (`goals`) and the bit-parallel lanes ([`lanes`]). What is
 //! exported, with which signature, is the table of
 //! [`propel_abi::exports`]; the runtime calls the result through
 //! [`propel_abi::Fns`].
