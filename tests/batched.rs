@@ -5,18 +5,18 @@
 use propel_compiler::lower::Machine;
 use propel_compiler::propnet::passes::{specialise, split_goals, Pass};
 use propel_compiler::propnet::{Evaluator, Propnet};
-use propel_runtime::build::native_code;
 use propel_runtime::propnet::{NetState, PropnetMachine, Topology};
 use propel_runtime::{NativeMachine, Prover, StateMachine};
-use propel_tests::{assert_traces_agree, bundled_games, check_perft, read_perft, root};
+use propel_tests::{assert_state_abi_round_trips, assert_traces_agree, bundled_games, check_perft, read_perft, root};
 use std::sync::Arc;
 
 /// JIT code for `m`, as a machine over `net`'s bases and inputs.
 fn native(m: &Machine<'_>, net: &Propnet, name: &str) -> NativeMachine {
     let options = propel_compiler::lower::CodegenOptions { batch_insts: 2000, ..Default::default() };
     let code = propel_compiler::lower::jit(m, name, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let (fns, layout) = (code.fns, code.layout.clone());
-    NativeMachine::new(Arc::new(native_code(net, fns, layout, Box::new(code))))
+    let native = propel_runtime::NativeCode::from_jit(code).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(native.base_names().len(), net.bases.len());
+    NativeMachine::new(Arc::new(native))
 }
 
 /// Every bundled game as a split network (two engines, specialised on its
@@ -39,6 +39,8 @@ fn split_engines_with_a_goal_network_in_small_batches() {
         let golden = read_perft(&root().join("tests/perft").join(format!("{name}.perft")));
         check_perft(&mut jit, &golden, &format!("split jit on {name}"));
         assert_traces_agree(&mut Prover::new(game).unwrap(), &mut jit, &[1, 2, 3], &format!("split jit on {name}"));
+        // Stepping moves the state between the two engines.
+        assert_state_abi_round_trips(&mut jit, &[1, 2], &format!("split jit on {name}"));
     }
 }
 

@@ -22,7 +22,7 @@ fn check_exact(path: &Path, count: usize, seeds: &[u64]) {
     let p = prepare(&game, &BuildOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let (mut m, _) = p.jit(&game.name).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let code = m.code().clone();
-    let plan = code.lanes.as_ref().unwrap_or_else(|| panic!("{}: no lane code", path.display()));
+    let plan = code.lanes().unwrap_or_else(|| panic!("{}: no lane code", path.display()));
     let s0 = m.initial_state().unwrap();
     let mut reference = Reference::new(p.lane_net(), p.goal_net(), plan);
     let mut lanes = Lanes::new(plan);
@@ -32,7 +32,7 @@ fn check_exact(path: &Path, count: usize, seeds: &[u64]) {
         let roles = m.roles().len();
         let (mut g2, mut l2) = (vec![0; count * roles], vec![0; count]);
         lanes
-            .run(plan, &mut reference, &code.role_range, |_| s0.bits(), count, seed, 100_000, &mut g2, &mut l2)
+            .run(plan, &mut reference, code.role_range(), |_| s0.bits(), count, seed, 100_000, &mut g2, &mut l2)
             .unwrap();
         assert_eq!(l1, l2, "{}: seed {seed}: lengths", path.display());
         assert_eq!(g1, g2, "{}: seed {seed}: goals", path.display());

@@ -58,9 +58,9 @@ pub fn jit_machine_with(game: &Arc<Game>, options: &CodegenOptions) -> (NativeMa
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     let m = Machine { engines: vec![&c.net], split: None, goal_net: c.goal_net.as_ref(), lanes: None };
     let code = propel_compiler::lower::jit(&m, name, options).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let stats = code.stats.clone();
-    let (fns, layout) = (code.fns, code.layout.clone());
-    let machine = NativeMachine::new(Arc::new(propel_runtime::build::native_code(&c.net, fns, layout, Box::new(code))));
+    let stats = code.stats().clone();
+    let native = propel_runtime::NativeCode::from_jit(code).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let machine = NativeMachine::new(Arc::new(native));
     (machine, stats)
 }
 
@@ -146,5 +146,47 @@ pub fn assert_traces_agree<A: StateMachine, B: StateMachine>(a: &mut A, b: &mut 
         }
         assert_eq!(ta.len(), tb.len(), "{what}: seed {seed}: trace lengths differ");
         assert_eq!(ea, eb, "{what}: seed {seed}");
+    }
+}
+
+/// The instance functions a search drives through the C ABI, on random
+/// walks: a state made current reads back the same (`propel_set_state`,
+/// `propel_get_state`); stepping (`propel_step`) makes the machine's own
+/// next state current; a copy of an instance (`propel_clone`) keeps its
+/// state while the original steps on, and steps to the same successor.
+pub fn assert_state_abi_round_trips(m: &mut NativeMachine, seeds: &[u64], what: &str) {
+    let mut copy = m.clone();
+    let roles = m.roles().len();
+    for &seed in seeds {
+        let mut rng = propel_runtime::Rng::new(seed);
+        let mut s = m.initial_state().unwrap();
+        for step in 0..200 {
+            m.load_state(&s).unwrap();
+            assert_eq!(m.current_state(), s, "{what}: seed {seed}, step {step}: state read back");
+            if m.is_terminal(&s).unwrap() {
+                break;
+            }
+            let mut joint = Vec::with_capacity(roles);
+            let mut moves = Vec::new();
+            for r in 0..roles {
+                m.legal_moves(&s, r, &mut moves).unwrap();
+                joint.push(moves[rng.below(moves.len())]);
+            }
+            let next = m.next_state(&s, &joint).unwrap();
+            m.load_state(&s).unwrap();
+            m.copy_to(&mut copy).unwrap();
+            m.step(&joint).unwrap();
+            assert_eq!(m.current_state(), next, "{what}: seed {seed}, step {step}: stepped state");
+            assert_eq!(copy.current_state(), s, "{what}: seed {seed}, step {step}: the copy kept its state");
+            copy.step(&joint).unwrap();
+            assert_eq!(copy.current_state(), next, "{what}: seed {seed}, step {step}: the copy stepped alike");
+            // A bad joint move is refused and leaves the state as it was.
+            let bad: Vec<u32> = joint.iter().rev().copied().collect();
+            if roles > 1 && m.step(&bad).is_ok() {
+                panic!("{what}: seed {seed}, step {step}: a joint move in the wrong role order was played");
+            }
+            assert_eq!(m.current_state(), next, "{what}: seed {seed}, step {step}: after a refused move");
+            s = next;
+        }
     }
 }

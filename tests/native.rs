@@ -7,7 +7,7 @@ use propel_compiler::lower::{game_hash, object, Machine};
 use propel_runtime::build::{jit_machine, BuildOptions};
 use propel_runtime::playout::{playout, PlayoutStats};
 use propel_runtime::{NativeMachine, Prover, Rng, StateMachine};
-use propel_tests::{assert_traces_agree, bundled_games, check_perft, read_perft, root};
+use propel_tests::{assert_state_abi_round_trips, assert_traces_agree, bundled_games, check_perft, read_perft, root};
 use std::sync::Arc;
 
 fn jit(g: &std::path::Path) -> (Arc<propel_compiler::Game>, NativeMachine) {
@@ -25,6 +25,7 @@ fn jit_matches_golden_perft_and_prover_traces() {
         check_perft(&mut m, &golden, &format!("jit on {name}"));
         let mut prover = Prover::new(game).unwrap();
         assert_traces_agree(&mut prover, &mut m, &[1, 2, 3, 4, 5], &format!("jit on {name}"));
+        assert_state_abi_round_trips(&mut m, &[1, 2], &format!("jit on {name}"));
     }
 }
 
@@ -70,7 +71,10 @@ fn library(game: &Arc<propel_compiler::Game>, text: &[u8], dir: &std::path::Path
     std::fs::write(&obj, bytes).unwrap();
     let so = dir.join("g.so");
     match std::process::Command::new("cc").arg("-shared").arg("-o").arg(&so).arg(&obj).status() {
-        Ok(s) if s.success() => Some(so),
+        Ok(s) if s.success() => {
+            propel_abi::file::seal(&so, &game_hash(text)).unwrap();
+            Some(so)
+        }
         _ => {
             eprintln!("SKIPPED: no working `cc` to link a library");
             None
@@ -91,6 +95,7 @@ fn library_plays_like_the_jit_and_refuses_other_games() {
         let mut a = NativeMachine::new(Arc::new(code));
         let mut prover = Prover::new(game).unwrap();
         assert_traces_agree(&mut prover, &mut a, &[1, 2, 3], &format!("library for {name}"));
+        assert_state_abi_round_trips(&mut a, &[1, 2], &format!("library for {name}"));
         let (s0, t0) = (a.initial_state().unwrap(), j.initial_state().unwrap());
         assert_eq!(s0, t0);
         let (mut ga, mut gj) = (Vec::new(), Vec::new());
@@ -106,7 +111,7 @@ fn library_plays_like_the_jit_and_refuses_other_games() {
         j.lane_playouts(&t0, 200, 5, 100_000, &mut lj.0, &mut lj.1).unwrap();
         assert_eq!(la, lj, "{name}: lane playouts");
         // The same library refused for another game text.
-        let err = propel_runtime::aot::load(&so, Some("0000000000000000")).err().expect("stale library refused");
+        let err = propel_runtime::aot::load(&so, Some("0000000000000000")).expect_err("stale library refused");
         assert!(err.to_string().contains("stale"), "{err}");
         std::fs::remove_file(&so).ok();
     }
@@ -177,4 +182,74 @@ fn hybrid_machine_matches_golden_perft_and_its_rollouts_agree() {
             assert!((a - b).abs() < 5.0 * se, "{name}: role {r}: lanes {a:.3}, propnet {b:.3}");
         }
     }
+}
+
+/// A library file that was cut short, altered, is of another format or is
+/// not a Propel library at all gets an error naming the problem: never a
+/// crash (the checks come before `dlopen`, which would fault on a
+/// truncated file or run corrupted code).
+#[test]
+fn damaged_and_foreign_libraries_are_refused() {
+    let dir = std::env::temp_dir().join(format!("propel-damaged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = root().join("games/tictactoe.kif");
+    let text = std::fs::read(&path).unwrap();
+    let game = Arc::new(propel_compiler::load_file(&path).unwrap());
+    let Some(so) = library(&game, &text, &dir) else { return };
+    let good = std::fs::read(&so).unwrap();
+    let hash = game_hash(&text);
+    assert!(propel_runtime::aot::load(&so, Some(&hash)).is_ok());
+    let bad = dir.join("bad.so");
+    let refused = |bytes: &[u8], what: &str| -> String {
+        std::fs::write(&bad, bytes).unwrap();
+        match propel_runtime::aot::load(&bad, Some(&hash)) {
+            Ok(_) => panic!("{what}: loaded"),
+            Err(e) => e.to_string(),
+        }
+    };
+    let n = good.len();
+    for cut in [0, 10, 63, 64, 1000, n / 3, n / 2, n - 200, n - 65, n - 64, n - 1] {
+        let e = refused(&good[..cut], &format!("cut at {cut} of {n}"));
+        assert!(["truncated", "damaged", "not a shared object"].iter().any(|w| e.contains(w)), "cut at {cut}: {e}");
+    }
+    // One byte altered anywhere: the checksum (or the trailer's own
+    // fields) no longer hold.
+    for k in 0..97 {
+        let at = k * (n - 1) / 96;
+        let mut b = good.clone();
+        b[at] ^= 0x5a;
+        let e = refused(&b, &format!("byte {at} of {n} altered"));
+        assert!(!e.is_empty());
+    }
+    // Of an older format (no trailer; the metadata says 5).
+    let mut old = good[..n - propel_abi::file::TRAILER_LEN].to_vec();
+    let mark = b"{\"format\":6";
+    let at = old.windows(mark.len()).position(|w| w == mark).expect("the metadata is in the file");
+    old[at + mark.len() - 1] = b'5';
+    let e = refused(&old, "format 5");
+    assert!(e.contains("another version of Propel (library format 5"), "{e}");
+    // Not ours: a text, an object file, a folder.
+    assert!(refused(b"not a library", "text").contains("not a shared object"));
+    let obj = {
+        let c =
+            propel_compiler::pipeline::compile(&game, &Default::default(), propel_compiler::propnet::passes::Pass::ALL)
+                .unwrap();
+        let m = Machine { engines: vec![&c.net], split: None, goal_net: c.goal_net.as_ref(), lanes: None };
+        object(&m, &hash, &Default::default()).unwrap().0
+    };
+    assert!(refused(&obj, "object file").contains("not a shared object"));
+    let e = propel_runtime::aot::load(&dir, None).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("not a regular file"), "{e}");
+    // A whole, sealed shared object that `dlopen` still refuses (a library
+    // it needs is gone): the loader's own reason is given.
+    std::fs::write(dir.join("dep.c"), "int propel_test_dep(void) { return 1; }\n").unwrap();
+    std::fs::write(dir.join("x.c"), "int propel_test_dep(void);\nint x(void) { return propel_test_dep(); }\n").unwrap();
+    let cc = |args: &[&str]| std::process::Command::new("cc").current_dir(&dir).args(args).status().unwrap().success();
+    assert!(cc(&["-shared", "-fPIC", "-o", "libpropeldep.so", "dep.c"]));
+    assert!(cc(&["-shared", "-fPIC", "-o", "x.so", "x.c", "-L.", "-lpropeldep"]));
+    propel_abi::file::seal(&dir.join("x.so"), &hash).unwrap();
+    std::fs::remove_file(dir.join("libpropeldep.so")).unwrap();
+    let e = propel_runtime::aot::load(&dir.join("x.so"), Some(&hash)).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("cannot load the library: dlopen failed: ") && e.contains("libpropeldep.so"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
 }

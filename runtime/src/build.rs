@@ -283,10 +283,8 @@ impl Prepared {
     ) -> Result<(crate::native::NativeMachine, propel_compiler::lower::CodeStats), JitError> {
         let machine = self.lower_machine();
         let code = propel_compiler::lower::jit(&machine, name, &self.codegen)?;
-        let stats = code.stats.clone();
-        let fns = code.fns;
-        let layout = code.layout.clone();
-        let native = Arc::new(native_code(self.native_net(), fns, layout, Box::new(code)));
+        let stats = code.stats().clone();
+        let native = Arc::new(crate::native::NativeCode::from_jit(code)?);
         Ok((crate::native::NativeMachine::new(native), stats))
     }
 
@@ -356,37 +354,6 @@ pub struct BuiltJit {
     pub goal_net: Option<Propnet>,
 }
 
-/// The machine-independent parts of [`NativeCode`] for `net`.
-pub fn native_code(
-    net: &Propnet,
-    fns: propel_compiler::lower::Fns,
-    layout: propel_compiler::lower::MachineLayout,
-    owner: Box<dyn std::any::Any + Send + Sync>,
-) -> crate::native::NativeCode {
-    let input_role: Vec<u32> = net.inputs.iter().map(|i| i.role).collect();
-    let mut initial = vec![0u64; net.bases.len().div_ceil(64)];
-    for (i, b) in net.bases.iter().enumerate() {
-        if b.init {
-            initial[i / 64] |= 1 << (i % 64);
-        }
-    }
-    crate::native::NativeCode {
-        lanes: crate::native::NativeCode::lane_plan(&fns),
-        fns,
-        size: layout.size,
-        engines: crate::native::NativeCode::offsets(&layout),
-        bases: net.bases.len(),
-        inputs: net.inputs.len(),
-        roles: net.roles.clone(),
-        base_names: net.bases.iter().map(|b| b.name.clone()).collect(),
-        input_names: net.inputs.iter().map(|i| i.name.clone()).collect(),
-        role_range: crate::native::NativeCode::ranges(net.roles.len(), &input_role),
-        input_role,
-        initial,
-        owner,
-    }
-}
-
 /// Grounds, compiles and optimises `game`, decides the split as the
 /// interpreter does (measured), then generates native code in memory.
 pub fn jit_machine(game: &Arc<Game>, opts: &BuildOptions) -> Result<BuiltJit, JitError> {
@@ -402,4 +369,6 @@ pub enum JitError {
     Compile(#[from] CompileError),
     #[error(transparent)]
     Lower(#[from] propel_compiler::lower::LowerError),
+    #[error("the generated code describes itself inconsistently")]
+    Meta(#[from] propel_abi::MetaError),
 }

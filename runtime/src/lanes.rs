@@ -1,5 +1,5 @@
 //! Many random playouts at once on bit-parallel native code (see
-//! [`propel_compiler::lower::lanes`]): 128 lanes, one bit per playout in
+//! [`propel_compiler::lower::lanes`] and the plan, [`propel_abi::lanes`]): 128 lanes, one bit per playout in
 //! each word. The generated code evaluates the network for all lanes; this
 //! driver picks each lane's moves, ends the lanes whose game is over
 //! (reading their goals) and refills them with the next playout.
@@ -9,10 +9,10 @@
 //! that evaluates the same plan.
 
 use crate::rng::Rng;
-use propel_compiler::lower::lanes::LanePlan;
+use propel_abi::LanePlan;
 use propel_compiler::propnet::{Evaluator, Propnet};
 
-pub use propel_compiler::lower::lanes::LANES;
+pub use propel_abi::LANES;
 
 /// One component's word: bit `l` is lane `l` (the generated code reads it
 /// as two `u64`s, lanes 0-63 first, which is how a little-endian `u128`

@@ -1,88 +1,105 @@
 //! Machines running generated native code: the JIT (`--machine jit`) and
-//! ahead-of-time libraries (`--machine aot:FILE`). The code is called
-//! through function pointers; each machine instance owns its memory (see
-//! [`propel_compiler::lower::Layout`]) and reads the legal-move and
-//! next-state bitsets there directly.
+//! ahead-of-time libraries (`--machine aot:FILE`). The code is reached only
+//! through its owner (the JIT module or the loaded library), which lends
+//! its functions ([`propel_abi::Fns`]); what the machine knows about the
+//! code (sizes, where each bitset lies, names, lane plan) comes from the
+//! code's own metadata, checked before use ([`propel_abi::meta`]), so code
+//! cannot be paired with another game's network or trusted with a size
+//! from elsewhere. Each machine instance owns its memory and reads the
+//! legal-move and next-state bitsets there directly.
 
 use crate::lanes::{LaneEval, LaneSource, Lanes, Word};
 use crate::machine::{MachineError, StateMachine};
 use crate::propnet::NetState;
-use propel_compiler::lower::lanes::LanePlan;
-use propel_compiler::lower::{Fns, MachineLayout};
-
-/// Where one engine's bitsets lie in instance memory (byte offsets).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EngineOffsets {
-    pub legal_bits: u32,
-    pub next_bits: u32,
-}
+use propel_abi::meta::{EngineOffsets, Interface, MetaError, Metadata};
+use propel_abi::{Fns, LanePlan};
+use propel_compiler::lower::JitCode;
 use std::sync::Arc;
+
+/// What keeps generated code alive and lends its functions: only the JIT's
+/// module and a loaded library (this crate's own types) implement it.
+pub(crate) trait Owner: Send + Sync {
+    fn fns(&self) -> &Fns;
+}
+
+impl Owner for JitCode {
+    fn fns(&self) -> &Fns {
+        JitCode::fns(self)
+    }
+}
 
 /// Generated code and what a machine needs to know about it.
 pub struct NativeCode {
-    pub fns: Fns,
-    /// Bytes per instance.
-    pub size: u32,
-    /// Each engine's bitsets, absolute offsets.
-    pub engines: Vec<EngineOffsets>,
-    pub bases: usize,
-    pub inputs: usize,
-    pub roles: Vec<String>,
-    pub base_names: Vec<String>,
-    pub input_names: Vec<String>,
-    /// Role of each input (inputs are numbered by role, then name).
-    pub input_role: Vec<u32>,
-    /// Each role's inputs: (first, end).
-    pub role_range: Vec<(u32, u32)>,
-    /// The initial state.
-    pub initial: Vec<u64>,
-    /// Where the bit-parallel playout code keeps each output, when the
-    /// code has it.
-    pub lanes: Option<LanePlan>,
-    /// Keeps the code alive: the JIT module or the loaded library.
-    pub owner: Box<dyn std::any::Any + Send + Sync>,
+    owner: Box<dyn Owner>,
+    iface: Interface,
 }
 
 impl std::fmt::Debug for NativeCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NativeCode").field("size", &self.size).finish_non_exhaustive()
+        f.debug_struct("NativeCode").field("size", &self.iface.size).finish_non_exhaustive()
     }
 }
 
 impl NativeCode {
-    /// Engine offsets of a generated machine's layout.
-    pub fn offsets(layout: &MachineLayout) -> Vec<EngineOffsets> {
-        layout
-            .engines
-            .iter()
-            .zip(&layout.regions)
-            .map(|(l, &r)| EngineOffsets { legal_bits: r + l.legal_bits, next_bits: r + l.next_bits })
-            .collect()
+    /// JIT code, described by its own metadata.
+    pub fn from_jit(code: JitCode) -> Result<NativeCode, MetaError> {
+        NativeCode::new(Box::new(code))
     }
 
-    /// The lane plan the code carries, if any.
-    pub fn lane_plan(fns: &Fns) -> Option<LanePlan> {
-        // SAFETY: `lanes_plan` returns a pointer to the generated plan
-        // data: a length word, then that many words, alive with the code.
-        let words = unsafe {
-            let p = (fns.lanes_plan)();
-            if p.is_null() {
-                return None;
-            }
-            std::slice::from_raw_parts(p.add(1), *p as usize)
-        };
-        LanePlan::decode(words)
+    /// Code of `owner`, described by its metadata (`propel_info`), which
+    /// is checked first: every offset the machine will use lies inside the
+    /// instance, every count agrees.
+    pub(crate) fn new(owner: Box<dyn Owner>) -> Result<NativeCode, MetaError> {
+        let iface = Metadata::parse(owner.fns().info_text().to_bytes())?.check()?;
+        Ok(NativeCode { owner, iface })
     }
 
-    /// Role ranges from the inputs' roles (inputs are numbered by role).
-    pub fn ranges(roles: usize, input_role: &[u32]) -> Vec<(u32, u32)> {
-        let mut r = vec![(u32::MAX, 0u32); roles];
-        for (i, &role) in input_role.iter().enumerate() {
-            let e = &mut r[role as usize];
-            e.0 = e.0.min(i as u32);
-            e.1 = e.1.max(i as u32 + 1);
-        }
-        r.into_iter().map(|(a, b)| if a == u32::MAX { (0, 0) } else { (a, b) }).collect()
+    fn fns(&self) -> &Fns {
+        self.owner.fns()
+    }
+
+    pub fn roles(&self) -> &[String] {
+        &self.iface.roles
+    }
+
+    pub fn base_names(&self) -> &[String] {
+        &self.iface.base_names
+    }
+
+    pub fn input_names(&self) -> &[String] {
+        &self.iface.input_names
+    }
+
+    /// Each role's inputs: (first, end).
+    pub fn role_range(&self) -> &[(u32, u32)] {
+        &self.iface.role_range
+    }
+
+    /// Where the bit-parallel playout code keeps each output, when the code
+    /// has it.
+    pub fn lanes(&self) -> Option<&LanePlan> {
+        self.iface.lanes.as_ref()
+    }
+
+    /// Bytes per instance.
+    pub fn instance_size(&self) -> u32 {
+        self.iface.size
+    }
+
+    /// The hash of the game the code was generated from (its name for JIT
+    /// code).
+    pub fn game_hash(&self) -> &str {
+        &self.iface.game_hash
+    }
+
+    /// The processor the code was generated for ([`propel_abi::cpu`]).
+    pub fn cpu(&self) -> &str {
+        &self.iface.cpu
+    }
+
+    /// The metadata text, as the code carries it.
+    pub fn metadata(&self) -> &std::ffi::CStr {
+        self.fns().info_text()
     }
 }
 
@@ -92,7 +109,7 @@ pub struct NativeMachine {
     /// Whether batches of playouts run on the lanes (where the code has
     /// them) rather than one native playout after another.
     batch_lanes: bool,
-    /// Instance memory, 8-byte aligned.
+    /// Instance memory, 8-byte aligned, of the code's checked size.
     mem: Vec<u64>,
     joint: Vec<u32>,
     /// Lane memory, made on first use.
@@ -105,19 +122,19 @@ struct NativeLanes<'a> {
 }
 
 // SAFETY (all three): `words` is the lane memory made by `Lanes::new` from
-// the plan decoded out of this same code, so it has `plan.words` words,
-// every word the generated functions read or write; a `u128` slice is
-// 16-byte aligned, as the code's vector loads and stores expect, and lies
-// as the two `u64`s per word the code reads.
+// the plan checked out of this same code's metadata, so it has
+// `plan.words` words, every word the generated functions read or write; a
+// `u128` slice is 16-byte aligned, as the code's vector loads and stores
+// expect, and lies as the two `u64`s per word the code reads.
 impl LaneEval for NativeLanes<'_> {
     fn state(&mut self, words: &mut [Word]) {
-        unsafe { (self.fns.lanes_state)(words.as_mut_ptr().cast()) }
+        unsafe { self.fns.lanes_state(words.as_mut_ptr().cast()) }
     }
     fn next(&mut self, words: &mut [Word]) {
-        unsafe { (self.fns.lanes_next)(words.as_mut_ptr().cast()) }
+        unsafe { self.fns.lanes_next(words.as_mut_ptr().cast()) }
     }
     fn goals(&mut self, words: &mut [Word]) {
-        unsafe { (self.fns.lanes_goals)(words.as_mut_ptr().cast()) }
+        unsafe { self.fns.lanes_goals(words.as_mut_ptr().cast()) }
     }
 }
 
@@ -144,13 +161,20 @@ fn check(rc: i32, what: &str) -> Result<(), MachineError> {
 
 impl NativeMachine {
     pub fn new(code: Arc<NativeCode>) -> NativeMachine {
-        let words = (code.size as usize).div_ceil(8);
-        let batch_lanes = code.lanes.is_some();
-        let mut m =
-            NativeMachine { mem: vec![0u64; words], joint: vec![0; code.roles.len()], code, lanes: None, batch_lanes };
-        // SAFETY: `mem` is `layout.size` bytes, 8-byte aligned, owned by
-        // this instance; `init` writes only inside it.
-        unsafe { (m.code.fns.init)(m.inst()) };
+        let words = (code.iface.size as usize).div_ceil(8);
+        let batch_lanes = code.lanes().is_some();
+        let mut m = NativeMachine {
+            mem: vec![0u64; words],
+            joint: vec![0; code.roles().len()],
+            code,
+            lanes: None,
+            batch_lanes,
+        };
+        // SAFETY: `mem` is the instance size the code's checked metadata
+        // gives, 8-byte aligned, owned by this instance; `init` writes
+        // only inside it.
+        let inst = m.inst();
+        unsafe { m.code.fns().init(inst) };
         m
     }
 
@@ -162,28 +186,88 @@ impl NativeMachine {
         self.mem.as_mut_ptr() as *mut u8
     }
 
-    fn words_at(&self, byte_offset: u32, n: usize) -> &[u64] {
+    /// `n` words at a byte offset the checked metadata placed inside the
+    /// instance (an error rather than a panic if it did not).
+    fn words_at(&self, byte_offset: u32, n: usize) -> Result<&[u64], MachineError> {
         let w = byte_offset as usize / 8;
-        &self.mem[w..w + n]
+        self.mem.get(w..w + n).ok_or_else(|| MachineError::Other("native code: a bitset outside the instance".into()))
     }
 
-    /// Byte offsets of the current engine's legal and next bitsets.
-    fn bitsets(&self) -> (u32, u32) {
+    /// The current engine's bitsets (absolute byte offsets).
+    fn engine(&self) -> Result<EngineOffsets, MachineError> {
         // The header's first u32 (little end of word 0) is the engine.
-        let e = (self.mem[MachineLayout::CURRENT as usize / 8] & 0xffff_ffff) as usize;
-        let o = self.code.engines[e.min(self.code.engines.len() - 1)];
-        (o.legal_bits, o.next_bits)
+        let e = (self.mem[propel_abi::layout::CURRENT as usize / 8] & 0xffff_ffff) as usize;
+        self.code
+            .iface
+            .engines
+            .get(e)
+            .copied()
+            .ok_or_else(|| MachineError::Other(format!("native code: engine {e} does not exist")))
+    }
+
+    fn check_state(&self, s: &NetState) -> Result<(), MachineError> {
+        if s.bits().len() != self.code.iface.state_words() {
+            return Err(MachineError::Other("a state of another game".into()));
+        }
+        Ok(())
+    }
+
+    fn check_joint(&self, joint: &[u32]) -> Result<(), MachineError> {
+        let roles = &self.code.iface.input_role;
+        if joint.len() != self.code.roles().len()
+            || joint.iter().enumerate().any(|(r, &m)| roles.get(m as usize) != Some(&(r as u32)))
+        {
+            return Err(MachineError::Other("a joint move needs one move of each role, in role order".into()));
+        }
+        Ok(())
     }
 
     fn set_state(&mut self, s: &NetState) -> Result<(), MachineError> {
-        if s.bits().len() != self.code.bases.div_ceil(64) {
-            return Err(MachineError::Other("a state of another game".into()));
-        }
+        self.check_state(s)?;
         let inst = self.inst();
         // SAFETY: instance memory as in `new`; `bits` holds one word per
         // 64 bases, which is what the function reads.
-        let rc = unsafe { (self.code.fns.set_state)(inst, s.bits().as_ptr()) };
+        let rc = unsafe { self.code.fns().set_state(inst, s.bits().as_ptr()) };
         check(rc, "setting a state")
+    }
+
+    /// Makes `s` the instance's current state (`propel_set_state`).
+    pub fn load_state(&mut self, s: &NetState) -> Result<(), MachineError> {
+        self.set_state(s)
+    }
+
+    /// The instance's current state, read back out (`propel_get_state`).
+    pub fn current_state(&self) -> NetState {
+        let mut bits = vec![0u64; self.code.iface.state_words()];
+        // SAFETY: instance memory as in `new`, only read; `bits` has the
+        // state's words, which is what the function writes.
+        unsafe { self.code.fns().get_state(self.mem.as_ptr() as *const u8, bits.as_mut_ptr()) };
+        NetState::from_bits(bits)
+    }
+
+    /// Plays `joint` in the current state and makes the next state current
+    /// (`propel_step`).
+    pub fn step(&mut self, joint: &[u32]) -> Result<(), MachineError> {
+        self.check_joint(joint)?;
+        self.joint.copy_from_slice(joint);
+        let inst = self.inst();
+        // SAFETY: instance memory as in `new`; `joint` has one input index
+        // per role, each checked above to be one of that role's inputs.
+        let rc = unsafe { self.code.fns().step(inst, self.joint.as_ptr()) };
+        check(rc, "stepping")
+    }
+
+    /// Copies this instance, current state and all, into `other`
+    /// (`propel_clone`); `other` must run the same code.
+    pub fn copy_to(&self, other: &mut NativeMachine) -> Result<(), MachineError> {
+        if !Arc::ptr_eq(&self.code, &other.code) {
+            return Err(MachineError::Other("copying an instance into another machine's code".into()));
+        }
+        let dst = other.inst();
+        // SAFETY: both instances have the size of the same code, are
+        // 8-byte aligned and distinct (`other` is borrowed mutably).
+        unsafe { self.code.fns().clone_instance(self.mem.as_ptr() as *const u8, dst) };
+        Ok(())
     }
 
     /// A whole random playout in native code from `s`: its length and
@@ -197,10 +281,11 @@ impl NativeMachine {
     ) -> Result<u32, MachineError> {
         self.set_state(s)?;
         goals.clear();
-        goals.resize(self.code.roles.len(), -1);
+        goals.resize(self.code.roles().len(), -1);
         let inst = self.inst();
+        let max = max_steps.min(i32::MAX as u32) as i32;
         // SAFETY: instance memory as in `new`; `goals` has one slot per role.
-        let n = unsafe { (self.code.fns.playout)(inst, seed, goals.as_mut_ptr(), max_steps as i32) };
+        let n = unsafe { self.code.fns().playout(inst, seed, goals.as_mut_ptr(), max) };
         match n {
             n if n >= 0 => Ok(n as u32),
             -1 => Err(MachineError::Other("a role has no legal move in a non-terminal state".into())),
@@ -224,36 +309,38 @@ impl std::fmt::Debug for LaneRunner {
     }
 }
 
+fn no_lanes() -> MachineError {
+    MachineError::Other("this machine's code has no lane functions".into())
+}
+
 impl LaneRunner {
     /// Random playouts from the states `source` hands out, until it says
     /// stop and every lane's game has ended (see [`Lanes::stream`]).
     pub fn stream(&mut self, source: &mut impl LaneSource, seed: u64, max_steps: u32) -> Result<(), MachineError> {
         let LaneRunner { code, lanes } = self;
-        let Some(plan) = &code.lanes else {
-            return Err(MachineError::Other("this machine's code has no lane functions".into()));
-        };
-        let mut eval = NativeLanes { fns: &code.fns };
+        let plan = code.lanes().ok_or_else(no_lanes)?;
+        let mut eval = NativeLanes { fns: code.fns() };
         lanes
-            .stream(plan, &mut eval, &code.role_range, source, seed, max_steps)
+            .stream(plan, &mut eval, code.role_range(), source, seed, max_steps)
             .map_err(|e| MachineError::Other(e.to_string()))
     }
 
     /// Words (bits) of a state of this machine.
     pub fn state_words(&self) -> usize {
-        self.code.bases.div_ceil(64)
+        self.code.iface.state_words()
     }
 }
 
 impl NativeMachine {
     /// A lane runner on this machine's code, when it has lane functions.
     pub fn lane_runner(&self) -> Option<LaneRunner> {
-        let plan = self.code.lanes.as_ref()?;
+        let plan = self.code.lanes()?;
         Some(LaneRunner { code: self.code.clone(), lanes: Lanes::new(plan) })
     }
 
     /// Whether the code can run bit-parallel playouts ([`Self::playouts`]).
     pub fn has_lanes(&self) -> bool {
-        self.code.lanes.is_some()
+        self.code.lanes().is_some()
     }
 
     /// Whether batches of playouts run on the lanes: wherever the code
@@ -287,7 +374,7 @@ impl NativeMachine {
         if self.batches_on_lanes() {
             return self.lane_playouts(s, count, seed, max_steps, goals, lengths);
         }
-        let roles = self.code.roles.len();
+        let roles = self.code.roles().len();
         goals.clear();
         lengths.clear();
         let mut rng = crate::rng::Rng::new(seed);
@@ -299,8 +386,8 @@ impl NativeMachine {
         Ok(())
     }
 
-    /// [`Self::playouts`] [`LANES`] at a time in the bit-parallel lane code (an
-    /// error when the code has none).
+    /// [`Self::playouts`] [`crate::lanes::LANES`] at a time in the
+    /// bit-parallel lane code (an error when the code has none).
     pub fn lane_playouts(
         &mut self,
         s: &NetState,
@@ -310,22 +397,18 @@ impl NativeMachine {
         goals: &mut Vec<i32>,
         lengths: &mut Vec<u32>,
     ) -> Result<(), MachineError> {
-        let roles = self.code.roles.len();
+        let roles = self.code.roles().len();
         goals.clear();
         goals.resize(count * roles, -1);
         lengths.clear();
         lengths.resize(count, 0);
-        if s.bits().len() != self.code.bases.div_ceil(64) {
-            return Err(MachineError::Other("a state of another game".into()));
-        }
+        self.check_state(s)?;
         let code = self.code.clone();
-        let Some(plan) = &code.lanes else {
-            return Err(MachineError::Other("this machine's code has no lane functions".into()));
-        };
+        let plan = code.lanes().ok_or_else(no_lanes)?;
         let lanes = self.lanes.get_or_insert_with(|| Lanes::new(plan));
-        let mut eval = NativeLanes { fns: &code.fns };
+        let mut eval = NativeLanes { fns: code.fns() };
         lanes
-            .run(plan, &mut eval, &code.role_range, |_| s.bits(), count, seed, max_steps, goals, lengths)
+            .run(plan, &mut eval, code.role_range(), |_| s.bits(), count, seed, max_steps, goals, lengths)
             .map_err(|e| MachineError::Other(e.to_string()))
     }
 }
@@ -335,25 +418,27 @@ impl StateMachine for NativeMachine {
     type Move = u32;
 
     fn roles(&self) -> &[String] {
-        &self.code.roles
+        self.code.roles()
     }
 
     fn initial_state(&mut self) -> Result<NetState, MachineError> {
-        Ok(NetState::from_bits(self.code.initial.clone()))
+        Ok(NetState::from_bits(self.code.iface.initial.clone()))
     }
 
     fn is_terminal(&mut self, s: &NetState) -> Result<bool, MachineError> {
         self.set_state(s)?;
         let inst = self.inst();
         // SAFETY: instance memory as in `new`.
-        Ok(unsafe { (self.code.fns.terminal)(inst) } != 0)
+        Ok(unsafe { self.code.fns().terminal(inst) } != 0)
     }
 
     fn legal_moves(&mut self, s: &NetState, role: usize, out: &mut Vec<u32>) -> Result<(), MachineError> {
         self.set_state(s)?;
         out.clear();
-        let (lo, hi) = self.code.role_range[role];
-        let legal = self.words_at(self.bitsets().0, self.code.inputs.div_ceil(64));
+        let Some(&(lo, hi)) = self.code.role_range().get(role) else {
+            return Err(MachineError::Other(format!("no role {role}")));
+        };
+        let legal = self.words_at(self.engine()?.legal_bits, self.code.iface.input_words())?;
         for i in lo..hi {
             if legal[i as usize / 64] >> (i % 64) & 1 == 1 {
                 out.push(i);
@@ -363,19 +448,15 @@ impl StateMachine for NativeMachine {
     }
 
     fn next_state(&mut self, s: &NetState, joint: &[u32]) -> Result<NetState, MachineError> {
-        if joint.len() != self.code.roles.len()
-            || joint.iter().enumerate().any(|(r, &m)| self.code.input_role.get(m as usize) != Some(&(r as u32)))
-        {
-            return Err(MachineError::Other("a joint move needs one move of each role, in role order".into()));
-        }
+        self.check_joint(joint)?;
         self.set_state(s)?;
         self.joint.copy_from_slice(joint);
         let inst = self.inst();
         // SAFETY: instance memory as in `new`; `joint` has one input index
         // per role, each checked above to be one of that role's inputs.
-        let rc = unsafe { (self.code.fns.set_joint)(inst, self.joint.as_ptr()) };
+        let rc = unsafe { self.code.fns().set_joint(inst, self.joint.as_ptr()) };
         check(rc, "playing a joint move")?;
-        let next = self.words_at(self.bitsets().1, self.code.bases.div_ceil(64));
+        let next = self.words_at(self.engine()?.next_bits, self.code.iface.state_words())?;
         Ok(NetState::from_bits(next.to_vec()))
     }
 
@@ -384,21 +465,24 @@ impl StateMachine for NativeMachine {
         let mut mask = [0u64; 2];
         let inst = self.inst();
         // SAFETY: instance memory as in `new`; `mask` is the two words written.
-        unsafe { (self.code.fns.goals)(inst, role as i32, mask.as_mut_ptr()) };
+        unsafe { self.code.fns().goals(inst, role as i32, mask.as_mut_ptr()) };
         out.clear();
         out.extend((0..=100u8).filter(|&v| mask[v as usize / 64] >> (v % 64) & 1 == 1));
         Ok(())
     }
 
     fn state_kif(&mut self, s: &NetState) -> Vec<String> {
-        let names = &self.code.base_names;
-        let mut v: Vec<String> =
-            (0..names.len()).filter(|&i| s.bits()[i / 64] >> (i % 64) & 1 == 1).map(|i| names[i].clone()).collect();
+        let names = self.code.base_names();
+        let bit = |i: usize| s.bits().get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1);
+        let mut v: Vec<String> = (0..names.len()).filter(|&i| bit(i)).map(|i| names[i].clone()).collect();
         v.sort();
         v
     }
 
     fn move_kif(&self, m: u32) -> String {
-        self.code.input_names[m as usize].clone()
+        match self.code.input_names().get(m as usize) {
+            Some(name) => name.clone(),
+            None => format!("(no input {m})"),
+        }
     }
 }

@@ -8,11 +8,11 @@
 //! counting is 188k components): as one function it was one thread's
 //! work for 1.2 s; in chunks it compiles on every core.
 
+use super::func::{Emit, Scratch};
 use crate::propnet::{Evaluator, Kind, Propnet};
 use cranelift_codegen::ir::types::{I64, I8};
-use cranelift_codegen::ir::{AbiParam, Function, InstBuilder, MemFlagsData, UserFuncName, Value};
-use cranelift_codegen::Context;
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_codegen::ir::{AbiParam, InstBuilder, MemFlagsData, Value};
+use cranelift_frontend::FunctionBuilder;
 use cranelift_module::{FuncId, Linkage, Module, ModuleError};
 
 /// Gate inputs read per chunk function (at most; smaller with small
@@ -37,64 +37,52 @@ pub(crate) fn emit<M: Module>(module: &mut M, net: &Propnet, chunk_inputs: usize
             last.push((group, cyclic));
         }
     }
-    let mut ctx = module.make_context();
-    let mut fctx = FunctionBuilderContext::new();
-    let fc = module.isa().frontend_config();
+    let mut e = GoalEmitter { module, scratch: Scratch::default() };
     let mut ids = Vec::with_capacity(chunks.len());
     for (k, groups) in chunks.iter().enumerate() {
-        let id = module.declare_function(&format!("propel_goal_chunk_{k}"), Linkage::Local, &sig)?;
-        let mut func = Function::with_name_signature(UserFuncName::user(2, id.as_u32()), sig.clone());
-        chunk_body(net, groups, &mut func, &mut fctx, fc);
-        define(module, &mut ctx, id, func)?;
+        let id = e.module.declare_function(&format!("propel_goal_chunk_{k}"), Linkage::Local, &sig)?;
+        e.define_simple(id, |_, b, p| chunk_body(b, net, groups, p[0], p[1]))?;
         ids.push(id);
     }
-    let eval = module.declare_function("propel_goal_eval", Linkage::Local, &sig)?;
-    let mut func = Function::with_name_signature(UserFuncName::user(2, eval.as_u32()), sig.clone());
-    let refs: Vec<_> = ids.iter().map(|&id| module.declare_func_in_func(id, &mut func)).collect();
-    {
-        let mut b = FunctionBuilder::new(&mut func, &mut fctx);
-        let entry = b.create_block();
-        b.append_block_params_for_function_params(entry);
-        b.switch_to_block(entry);
-        let p = b.block_params(entry).to_vec();
-        for r in refs {
-            b.ins().call(r, &p);
-        }
-        b.ins().return_(&[]);
-        b.seal_all_blocks();
-        b.finalize(fc);
-    }
-    define(module, &mut ctx, eval, func)?;
+    let eval = e.module.declare_function("propel_goal_eval", Linkage::Local, &sig)?;
+    e.define(
+        eval,
+        |e, func| ids.iter().map(|&id| e.module.declare_func_in_func(id, func)).collect::<Vec<_>>(),
+        |_, b, p, refs| {
+            for r in refs {
+                b.ins().call(r, p);
+            }
+            b.ins().return_(&[]);
+        },
+    )?;
     Ok(eval)
 }
 
-fn define<M: Module>(module: &mut M, ctx: &mut Context, id: FuncId, func: Function) -> Result<(), ModuleError> {
-    ctx.func = func;
-    let r = module.define_function(id, ctx);
-    module.clear_context(ctx);
-    r
+struct GoalEmitter<'a, M: Module> {
+    module: &'a mut M,
+    scratch: Scratch,
+}
+
+impl<M: Module> Emit for GoalEmitter<'_, M> {
+    type M = M;
+    const NAMESPACE: u32 = 3;
+    fn module(&mut self) -> &mut M {
+        self.module
+    }
+    fn scratch(&mut self) -> &mut Scratch {
+        &mut self.scratch
+    }
 }
 
 /// One chunk: each group's values in order; a cyclic group is iterated
 /// up from all-false to its least fixed point (AND/OR only: monotone).
-fn chunk_body(
-    net: &Propnet,
-    groups: &[(&[u32], bool)],
-    func: &mut Function,
-    fctx: &mut FunctionBuilderContext,
-    fc: cranelift_codegen::isa::TargetFrontendConfig,
-) {
+fn chunk_body(b: &mut FunctionBuilder, net: &Propnet, groups: &[(&[u32], bool)], bits: Value, values: Value) {
     let mem = MemFlagsData::trusted();
-    let mut b = FunctionBuilder::new(func, fctx);
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    let (bits, values) = (b.block_params(entry)[0], b.block_params(entry)[1]);
     let at = |c: u32| c as i32;
     for &(group, cyclic) in groups {
         if !cyclic {
             let c = group[0];
-            let v = value(&mut b, net, c, bits, values);
+            let v = value(b, net, c, bits, values);
             b.ins().store(mem, v, values, at(c));
             continue;
         }
@@ -109,7 +97,7 @@ fn chunk_body(
         let mut changed = b.ins().iconst(I8, 0);
         for &c in group {
             let old = b.ins().load(I8, mem, values, at(c));
-            let v = value(&mut b, net, c, bits, values);
+            let v = value(b, net, c, bits, values);
             b.ins().store(mem, v, values, at(c));
             let d = b.ins().bxor(old, v);
             changed = b.ins().bor(changed, d);
@@ -118,8 +106,6 @@ fn chunk_body(
         b.switch_to_block(done);
     }
     b.ins().return_(&[]);
-    b.seal_all_blocks();
-    b.finalize(fc);
 }
 
 /// Component `c`'s value (an i8, 0 or 1) from the state's bits and the

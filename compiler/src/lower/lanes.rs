@@ -22,22 +22,19 @@
 //! the number of words that follow; none when the network cannot be run
 //! this way).
 
+use super::func::{Emit, Scratch};
 use crate::propnet::{Kind, Propnet};
 use cranelift_codegen::ir::types::{I64, I64X2};
-use cranelift_codegen::ir::{AbiParam, Function, InstBuilder, MemFlagsData, UserFuncName, Value};
-use cranelift_codegen::Context;
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_codegen::ir::{AbiParam, InstBuilder, MemFlagsData, Value};
+use cranelift_frontend::FunctionBuilder;
 use cranelift_module::{DataDescription, FuncId, Linkage, Module, ModuleError};
+pub use propel_abi::lanes::{LanePlan, LANES};
 
 /// Gate inputs read per generated function, to keep functions small and
 /// compile time linear in the network.
 const CHUNK_EDGES: usize = 4096;
 
-/// Marks an encoded plan (and its version).
-const PLAN_MAGIC: u32 = 0x4c41_4e01;
-
-/// Playouts per word, and the word's bytes and Cranelift type.
-pub const LANES: usize = 128;
+/// A word's bytes and Cranelift type.
 const WORD_BYTES: i32 = 16;
 const WORD: cranelift_codegen::ir::Type = I64X2;
 
@@ -50,80 +47,6 @@ fn at(w: u32) -> i32 {
 fn splat(b: &mut FunctionBuilder, on: bool) -> Value {
     let x = b.ins().iconst(I64, if on { -1 } else { 0 });
     b.ins().splat(WORD, x)
-}
-
-/// Where the runtime finds each output in the lane words.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LanePlan {
-    /// Words (`u64`) of lane memory.
-    pub words: u32,
-    pub terminal: u32,
-    /// Words that hold all ones (the TRUE constant); every other word
-    /// starts at zero.
-    pub ones: Vec<u32>,
-    /// Per base: its word, and the word of its next-state output.
-    pub base: Vec<u32>,
-    pub next: Vec<u32>,
-    /// Per input: its word, and the word of its legal output.
-    pub input: Vec<u32>,
-    pub legal: Vec<u32>,
-    /// (role, value, word) per goal output.
-    pub goals: Vec<(u32, u32, u32)>,
-    /// Whether `propel_lanes_goals` must run before goals are read.
-    pub goal_net: bool,
-}
-
-impl LanePlan {
-    pub fn encode(&self) -> Vec<u32> {
-        let mut v = vec![PLAN_MAGIC, self.words, self.terminal, self.goal_net as u32];
-        let list = |v: &mut Vec<u32>, xs: &[u32]| {
-            v.push(xs.len() as u32);
-            v.extend_from_slice(xs);
-        };
-        list(&mut v, &self.ones);
-        list(&mut v, &self.base);
-        list(&mut v, &self.next);
-        list(&mut v, &self.input);
-        list(&mut v, &self.legal);
-        v.push(self.goals.len() as u32);
-        for &(r, val, w) in &self.goals {
-            v.extend_from_slice(&[r, val, w]);
-        }
-        v
-    }
-
-    /// Decodes and checks a plan: every word index in range, as many next
-    /// words as bases and legal words as inputs. `None` if it is not one.
-    pub fn decode(v: &[u32]) -> Option<LanePlan> {
-        let mut it = v.iter().copied();
-        if it.next()? != PLAN_MAGIC {
-            return None;
-        }
-        let words = it.next()?;
-        let terminal = it.next()?;
-        let goal_net = it.next()? != 0;
-        let list = |it: &mut dyn Iterator<Item = u32>| -> Option<Vec<u32>> {
-            let n = it.next()? as usize;
-            let xs: Vec<u32> = it.take(n).collect();
-            (xs.len() == n && xs.iter().all(|&w| w < words)).then_some(xs)
-        };
-        let ones = list(&mut it)?;
-        let base = list(&mut it)?;
-        let next = list(&mut it)?;
-        let input = list(&mut it)?;
-        let legal = list(&mut it)?;
-        let ng = it.next()? as usize;
-        let mut goals = Vec::with_capacity(ng);
-        for _ in 0..ng {
-            let (r, val, w) = (it.next()?, it.next()?, it.next()?);
-            if w >= words || val > 100 {
-                return None;
-            }
-            goals.push((r, val, w));
-        }
-        let ok = terminal < words && base.len() == next.len() && input.len() == legal.len() && it.next().is_none();
-        ok.then_some(LanePlan { words, terminal, ones, base, next, input, legal, goals, goal_net })
-    }
 }
 
 /// The gates of one phase, in evaluation order: (components, cyclic).
@@ -250,69 +173,86 @@ fn goal_word(net: &Propnet, g: &Propnet, c: u32) -> u32 {
     }
 }
 
-/// The functions generated for lanes, and what they took.
-pub(crate) struct LaneFns {
+/// What lane code was generated: its plan (none when the network cannot
+/// run in lanes) and the gate inputs it reads.
+pub(crate) struct LaneCode {
+    pub(crate) plan: Option<LanePlan>,
+    pub(crate) edges: usize,
+}
+
+/// The four lane exports, declared by the caller.
+pub(crate) struct LaneIds {
     pub(crate) state: FuncId,
     pub(crate) next: FuncId,
     pub(crate) goals: FuncId,
     pub(crate) plan: FuncId,
-    pub(crate) edges: usize,
 }
 
-/// Emits lane code for `net` (and its goal network) into `module`, or
-/// empty functions and no plan when `net` is `None` or cannot be run in
-/// lanes.
+/// Emits lane code for `net` (and its goal network) into `module` as the
+/// functions `ids`, or empty functions and no plan when `net` is `None` or
+/// cannot be run in lanes.
 pub(crate) fn emit<M: Module>(
     module: &mut M,
     net: Option<&Propnet>,
     goal_net: Option<&Propnet>,
-    names: [&str; 4],
-) -> Result<LaneFns, ModuleError> {
+    ids: LaneIds,
+) -> Result<LaneCode, ModuleError> {
     let prog = net.and_then(|n| program(n, goal_net).map(|p| (n, p)));
-    let mut e = LaneEmitter { module, ctx: None, fctx: FunctionBuilderContext::new(), edges: 0, chunks: 0 };
-    let (state, next, goals, plan) = match &prog {
+    let mut e = LaneEmitter { module, scratch: Scratch::default(), edges: 0, chunks: 0 };
+    match &prog {
         Some((net, p)) => {
             let main = |c: u32| c;
-            let state = e.phase(names[0], net, &main, &p.state, &p.copies)?;
-            let next = e.phase(names[1], net, &main, &p.next, &[])?;
-            let goals = match goal_net {
-                Some(g) => e.phase(names[2], g, &|c| goal_word(net, g, c), &p.goals, &[])?,
-                None => e.phase(names[2], net, &main, &[], &[])?,
+            e.phase(ids.state, net, &main, &p.state, &p.copies)?;
+            e.phase(ids.next, net, &main, &p.next, &[])?;
+            match goal_net {
+                Some(g) => e.phase(ids.goals, g, &|c| goal_word(net, g, c), &p.goals, &[])?,
+                None => e.phase(ids.goals, net, &main, &[], &[])?,
             };
-            (state, next, goals, p.plan.encode())
         }
         None => {
             let empty = Propnet::default();
-            let f = |e: &mut LaneEmitter<M>, name: &str| e.phase(name, &empty, &|c| c, &[], &[]);
-            (f(&mut e, names[0])?, f(&mut e, names[1])?, f(&mut e, names[2])?, Vec::new())
+            for id in [ids.state, ids.next, ids.goals] {
+                e.phase(id, &empty, &|c| c, &[], &[])?;
+            }
         }
-    };
+    }
+    let plan = prog.map(|(_, p)| p.plan);
+    let words = plan.as_ref().map(LanePlan::encode).unwrap_or_default();
     // The plan, behind its length.
-    let mut blob: Vec<u8> = (plan.len() as u32).to_le_bytes().to_vec();
-    blob.extend(plan.iter().flat_map(|w| w.to_le_bytes()));
+    let mut blob: Vec<u8> = (words.len() as u32).to_le_bytes().to_vec();
+    blob.extend(words.iter().flat_map(|w| w.to_le_bytes()));
     let data = e.module.declare_data("propel_lanes_plan_data", Linkage::Local, false, false)?;
     let mut d = DataDescription::new();
     d.define(blob.into_boxed_slice());
     d.set_align(4);
     e.module.define_data(data, &d)?;
-    let mut sig = e.module.make_signature();
-    sig.returns.push(AbiParam::new(I64));
-    let plan_fn = e.module.declare_function(names[3], Linkage::Export, &sig)?;
-    let mut func = Function::with_name_signature(UserFuncName::user(2, plan_fn.as_u32()), sig);
-    let gv = e.module.declare_data_in_func(data, &mut func);
-    e.build(plan_fn, func, |b, _| {
-        let a = b.ins().symbol_value(I64, gv);
-        b.ins().return_(&[a]);
-    })?;
-    Ok(LaneFns { state, next, goals, plan: plan_fn, edges: e.edges })
+    e.define(
+        ids.plan,
+        |e, func| e.module.declare_data_in_func(data, func),
+        |_, b, _, gv| {
+            let a = b.ins().symbol_value(I64, gv);
+            b.ins().return_(&[a]);
+        },
+    )?;
+    Ok(LaneCode { plan, edges: e.edges })
 }
 
 struct LaneEmitter<'a, M: Module> {
     module: &'a mut M,
-    ctx: Option<Context>,
-    fctx: FunctionBuilderContext,
+    scratch: Scratch,
     edges: usize,
     chunks: usize,
+}
+
+impl<M: Module> Emit for LaneEmitter<'_, M> {
+    type M = M;
+    const NAMESPACE: u32 = 2;
+    fn module(&mut self) -> &mut M {
+        self.module
+    }
+    fn scratch(&mut self) -> &mut Scratch {
+        &mut self.scratch
+    }
 }
 
 impl<M: Module> LaneEmitter<'_, M> {
@@ -322,47 +262,17 @@ impl<M: Module> LaneEmitter<'_, M> {
         s
     }
 
-    fn build(
-        &mut self,
-        id: FuncId,
-        mut func: Function,
-        f: impl FnOnce(&mut FunctionBuilder, Value),
-    ) -> Result<(), ModuleError> {
-        let fc = self.module.isa().frontend_config();
-        {
-            let mut b = FunctionBuilder::new(&mut func, &mut self.fctx);
-            let entry = b.create_block();
-            b.append_block_params_for_function_params(entry);
-            b.switch_to_block(entry);
-            let p = b.block_params(entry).first().copied();
-            // Functions without parameters get a dummy value they ignore.
-            let p = match p {
-                Some(p) => p,
-                None => b.ins().iconst(I64, 0),
-            };
-            f(&mut b, p);
-            b.seal_all_blocks();
-            b.finalize(fc);
-        }
-        let mut ctx = self.ctx.take().unwrap_or_else(|| self.module.make_context());
-        ctx.func = func;
-        let r = self.module.define_function(id, &mut ctx);
-        ctx.clear();
-        self.ctx = Some(ctx);
-        r
-    }
-
-    /// One exported phase function: calls to chunk functions, each
+    /// One exported phase function `id`: calls to chunk functions, each
     /// evaluating a run of groups of about [`CHUNK_EDGES`] inputs, then
     /// copying words (`copies`: from, to).
     fn phase(
         &mut self,
-        name: &str,
+        id: FuncId,
         net: &Propnet,
         word: &dyn Fn(u32) -> u32,
         groups: &[(Vec<u32>, bool)],
         copies: &[(u32, u32)],
-    ) -> Result<FuncId, ModuleError> {
+    ) -> Result<(), ModuleError> {
         let sig = self.words_sig();
         let mut chunks: Vec<FuncId> = Vec::new();
         let mut start = 0;
@@ -373,10 +283,11 @@ impl<M: Module> LaneEmitter<'_, M> {
                 edges += groups[end].0.iter().map(|&c| net.inputs_of(c).len()).sum::<usize>();
                 end += 1;
             }
-            let id = self.module.declare_function(&format!("propel_lanes_c{}", self.chunks), Linkage::Local, &sig)?;
+            let chunk =
+                self.module.declare_function(&format!("propel_lanes_c{}", self.chunks), Linkage::Local, &sig)?;
             self.chunks += 1;
-            let func = Function::with_name_signature(UserFuncName::user(2, id.as_u32()), sig.clone());
-            self.build(id, func, |b, words| {
+            self.define_simple(chunk, |_, b, p| {
+                let words = p[0];
                 for (g, cyclic) in &groups[start..end] {
                     if *cyclic {
                         emit_cycle(b, net, word, words, g);
@@ -388,33 +299,33 @@ impl<M: Module> LaneEmitter<'_, M> {
                 b.ins().return_(&[]);
             })?;
             self.edges += edges;
-            chunks.push(id);
+            chunks.push(chunk);
             start = end;
         }
         for run in copies.chunks(CHUNK_EDGES) {
-            let id = self.module.declare_function(&format!("propel_lanes_c{}", self.chunks), Linkage::Local, &sig)?;
+            let chunk =
+                self.module.declare_function(&format!("propel_lanes_c{}", self.chunks), Linkage::Local, &sig)?;
             self.chunks += 1;
-            let func = Function::with_name_signature(UserFuncName::user(2, id.as_u32()), sig.clone());
-            self.build(id, func, |b, words| {
+            self.define_simple(chunk, |_, b, p| {
                 let mem = MemFlagsData::trusted();
                 for &(from, to) in run {
-                    let v = b.ins().load(WORD, mem, words, at(from));
-                    b.ins().store(mem, v, words, at(to));
+                    let v = b.ins().load(WORD, mem, p[0], at(from));
+                    b.ins().store(mem, v, p[0], at(to));
                 }
                 b.ins().return_(&[]);
             })?;
-            chunks.push(id);
+            chunks.push(chunk);
         }
-        let id = self.module.declare_function(name, Linkage::Export, &sig)?;
-        let mut func = Function::with_name_signature(UserFuncName::user(2, id.as_u32()), sig.clone());
-        let refs: Vec<_> = chunks.iter().map(|&c| self.module.declare_func_in_func(c, &mut func)).collect();
-        self.build(id, func, |b, words| {
-            for r in refs {
-                b.ins().call(r, &[words]);
-            }
-            b.ins().return_(&[]);
-        })?;
-        Ok(id)
+        self.define(
+            id,
+            |e, func| chunks.iter().map(|&c| e.module.declare_func_in_func(c, func)).collect::<Vec<_>>(),
+            |_, b, p, refs| {
+                for r in refs {
+                    b.ins().call(r, &[p[0]]);
+                }
+                b.ins().return_(&[]);
+            },
+        )
     }
 }
 
@@ -466,31 +377,4 @@ fn emit_cycle(b: &mut FunctionBuilder, net: &Propnet, word: &dyn Fn(u32) -> u32,
     let any = b.ins().vany_true(changed);
     b.ins().brif(any, head, &[], done, &[]);
     b.switch_to_block(done);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn plan_round_trips_and_rejects_bad_words() {
-        let p = LanePlan {
-            words: 10,
-            terminal: 3,
-            ones: vec![1],
-            base: vec![4, 5],
-            next: vec![6, 4],
-            input: vec![7],
-            legal: vec![1],
-            goals: vec![(0, 100, 8)],
-            goal_net: true,
-        };
-        let v = p.encode();
-        assert_eq!(LanePlan::decode(&v), Some(p.clone()));
-        let mut bad = v.clone();
-        bad[2] = 10;
-        assert_eq!(LanePlan::decode(&bad), None);
-        assert_eq!(LanePlan::decode(&v[..v.len() - 1]), None);
-        assert_eq!(LanePlan::decode(&[]), None);
-    }
 }

@@ -1,57 +1,64 @@
 //! Lowering a propnet to native code with Cranelift: in memory (JIT) or as
-//! an object file for a shared library (AOT). Both come from one emitter
-//! ([`emit`]); the runtime calls the result through function pointers.
-//!
-//! The exported functions (C ABI; `inst` points to [`Layout::size`] bytes,
-//! 8-byte aligned, one per machine instance):
-//!
-//! | function | what it does |
-//! | --- | --- |
-//! | `void propel_init(inst)` | every leaf false, counters consistent |
-//! | `int propel_set_state(inst, const uint64_t *bits)` | make a state current (0: ok) |
-//! | `int propel_set_joint(inst, const uint32_t *moves)` | play one input per role (0: ok) |
-//! | `int propel_terminal(inst)` | 1 if the current state is terminal |
-//! | `int propel_legal(inst, int role, uint32_t *out, int cap)` | the role's legal inputs |
-//! | `void propel_goals(inst, int role, uint64_t out[2])` | bit v: goal value v holds |
-//! | `int propel_playout(inst, uint64_t seed, int *goals, int max_steps)` | random playout to the end |
-//! | `const char *propel_info(void)` | metadata (JSON) |
-//! | `int propel_reset(inst)` | `init`, then the initial state (0: ok) |
-//! | `void propel_lanes_state(uint64_t *w)` | lanes: the state phase ([`lanes`]) |
-//! | `void propel_lanes_next(uint64_t *w)` | lanes: the next-state phase |
-//! | `void propel_lanes_goals(uint64_t *w)` | lanes: the goal network |
-//! | `const uint32_t *propel_lanes_plan(void)` | lanes: where outputs lie |
+//! an object file for a shared library (AOT). Both come from one emitter:
+//! the propagation engine of each network (`engine`), the functions that
+//! drive it (`queries`), the exported functions (`top`), the goal network
+//! (`goals`) and the bit-parallel lanes ([`lanes`]). What is
+//! exported, with which signature, is the table of
+//! [`propel_abi::exports`]; the runtime calls the result through
+//! [`propel_abi::Fns`].
 
-mod emit;
+// Cranelift's `ModuleError` is 136 bytes: the emitters pass it up as it is
+// (a cold path, once per failed build), and `LowerError` boxes it.
+#![allow(clippy::result_large_err)]
+
+mod engine;
+mod func;
 mod goals;
 pub mod lanes;
 pub mod layout;
 mod moves;
 mod options;
 mod parallel;
+mod queries;
 mod top;
 
-pub use emit::EXPORTS;
-pub use layout::{reset_image, Layout, FORMAT_VERSION};
+pub use layout::{reset_image, Layout, MachineLayout, FORMAT_VERSION};
 pub use options::{CodegenOptions, OptLevel, Regalloc, KEYS as CODEGEN_KEYS};
+pub use propel_abi::{game_hash, Export, Fns};
 
 use crate::propnet::Propnet;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Module, ModuleError};
 use cranelift_object::{ObjectBuilder, ObjectModule};
+use propel_abi::meta::{EngineMeta, Metadata};
 use std::time::Instant;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LowerError {
-    #[error("code generation failed: {0}")]
-    Codegen(String),
+    #[error("code generation failed")]
+    Codegen(#[source] Box<ModuleError>),
+    #[error("the code generator refused a setting")]
+    Setting(#[from] settings::SetError),
     #[error("this machine's processor is not supported by the code generator: {0}")]
-    Host(String),
+    Host(&'static str),
+    #[error("the code generator could not be set up for this processor")]
+    Isa(#[source] cranelift_codegen::CodegenError),
+    #[error("writing the object file failed")]
+    Object(#[source] cranelift_object::object::write::Error),
+    #[error("cannot reserve address space for the code")]
+    Arena(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error(
         "the network is too large for native code: {updates} counter updates (limit {limit}); \
          the interpreted propnet (--machine propnet) runs it"
     )]
     TooLarge { updates: usize, limit: usize },
+}
+
+impl From<ModuleError> for LowerError {
+    fn from(e: ModuleError) -> Self {
+        LowerError::Codegen(Box::new(e))
+    }
 }
 
 /// Counter updates (edges of the engines and of the lane network) above
@@ -81,12 +88,6 @@ impl Machine<'_> {
     }
 }
 
-impl From<ModuleError> for LowerError {
-    fn from(e: ModuleError) -> Self {
-        LowerError::Codegen(format!("{e:?}"))
-    }
-}
-
 /// What lowering produced, for reports.
 #[derive(Clone, Debug, Default)]
 pub struct CodeStats {
@@ -109,57 +110,48 @@ pub struct Machine<'a> {
     pub lanes: Option<&'a Propnet>,
 }
 
-/// The memory of a whole machine: a header, then each engine's memory.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MachineLayout {
-    /// Byte offset of each engine's memory.
-    pub regions: Vec<u32>,
-    pub engines: Vec<Layout>,
-    pub size: u32,
-}
-
-impl MachineLayout {
-    /// Byte offset of the current engine's index (a `u32`).
-    pub const CURRENT: u32 = top::CUR as u32;
-}
-
-/// What a library carries about itself: format, game, processor, layout
-/// and names (JSON).
-pub fn metadata(m: &Machine<'_>, layout: &MachineLayout, game_hash: &str, cpu: &str) -> String {
+/// What a machine carries about itself (`propel_info`): format, game,
+/// processor, layout, names and lane plan.
+pub fn metadata(
+    m: &Machine<'_>,
+    layout: &MachineLayout,
+    game_hash: &str,
+    cpu: &str,
+    lanes: Option<&lanes::LanePlan>,
+) -> Metadata {
     let net = m.engines[0];
-    let esc = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
-    let list = |v: Vec<String>| v.iter().map(|s| format!("\"{}\"", esc(s))).collect::<Vec<_>>().join(",");
-    let nums = |v: Vec<u32>| v.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(",");
-    let engines = layout
-        .engines
-        .iter()
-        .zip(&layout.regions)
-        .map(|(l, r)| {
-            format!(
-                "{{\"region\":{r},\"legal_bits\":{},\"next_bits\":{},\"size\":{}}}",
-                l.legal_bits, l.next_bits, l.size
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(",");
-    format!(
-        "{{\"format\":{FORMAT_VERSION},\"game_hash\":\"{}\",\"cpu\":\"{}\",\"size\":{},\"split\":{},\"engines\":[{engines}],\"roles\":[{}],\"bases\":[{}],\"inputs\":[{}],\"input_roles\":[{}],\"init\":[{}]}}",
-        esc(game_hash),
-        esc(cpu),
-        layout.size,
-        m.split.map(|b| b.to_string()).unwrap_or_else(|| "null".into()),
-        list(net.roles.clone()),
-        list(net.bases.iter().map(|b| b.name.clone()).collect()),
-        list(net.inputs.iter().map(|i| i.name.clone()).collect()),
-        nums(net.inputs.iter().map(|i| i.role).collect()),
-        nums(net.bases.iter().enumerate().filter(|(_, b)| b.init).map(|(i, _)| i as u32).collect()),
-    )
+    Metadata {
+        format: FORMAT_VERSION,
+        game_hash: game_hash.to_string(),
+        cpu: cpu.to_string(),
+        size: layout.size,
+        split: m.split,
+        engines: layout
+            .engines
+            .iter()
+            .zip(&layout.regions)
+            .map(|(l, &region)| EngineMeta {
+                region,
+                size: l.size,
+                base_bits: l.base_bits,
+                legal_bits: l.legal_bits,
+                next_bits: l.next_bits,
+            })
+            .collect(),
+        roles: net.roles.clone(),
+        bases: net.bases.iter().map(|b| b.name.clone()).collect(),
+        inputs: net.inputs.iter().map(|i| i.name.clone()).collect(),
+        input_roles: net.inputs.iter().map(|i| i.role).collect(),
+        init: net.bases.iter().enumerate().filter(|(_, b)| b.init).map(|(i, _)| i as u32).collect(),
+        exports: Export::ALL.iter().map(|e| e.name().to_string()).collect(),
+        lanes: lanes.map(lanes::LanePlan::encode),
+    }
 }
 
-/// Generates the whole machine into `module`; returns the exported
-/// functions (in [`EXPORTS`] order), the layout and what it took.
-/// `bulk_isa` compiles the straight-line bulk (engines' propagation code,
-/// goal network, lanes); the module's own ISA the rest.
+/// Generates the whole machine into `module`; returns every export's
+/// function (in [`Export::ALL`] order), the layout, the metadata and what
+/// it took. `bulk_isa` compiles the straight-line bulk (engines'
+/// propagation code, goal network, lanes); the module's own ISA the rest.
 fn generate<M: Module>(
     module: &mut M,
     bulk_isa: cranelift_codegen::isa::OwnedTargetIsa,
@@ -188,6 +180,7 @@ fn emit_all<M: Module>(
     cpu: &str,
     options: &CodegenOptions,
 ) -> Result<(Vec<cranelift_module::FuncId>, MachineLayout, CodeStats), LowerError> {
+    let ids = top::ExportIds::declare(module)?;
     let cycles: Vec<Vec<Vec<u32>>> = m.engines.iter().map(|n| n.cycles()).collect();
     let layouts: Vec<Layout> = m
         .engines
@@ -195,11 +188,10 @@ fn emit_all<M: Module>(
         .zip(&cycles)
         .map(|(n, c)| {
             let largest = c.iter().map(|c| c.len()).max().unwrap_or(0);
-            Layout::new(n, m.goal_net, c.len() as u32, largest as u32)
+            layout::engine_layout(n, m.goal_net, c.len() as u32, largest as u32)
         })
         .collect();
-    let (regions, size) = top::regions(&layouts);
-    let layout = MachineLayout { regions, engines: layouts.clone(), size };
+    let layout = MachineLayout::new(layouts.clone());
     let mut fns = Vec::new();
     let mut updates = 0;
     // Straight-line loads and stores, like the engines' propagation code.
@@ -214,33 +206,38 @@ fn emit_all<M: Module>(
         let image = reset_image(net, l)[..l.stack as usize].to_vec();
         let t = Instant::now();
         module.bulk_code(true);
-        let mut e = emit::Emitter::new(module, net, goal_net, l, c, &format!("propel_e{k}"), options);
+        let mut e = engine::Emitter::new(module, net, goal_net, l, c, &format!("propel_e{k}"), options);
         fns.push(e.emit_engine(image)?);
         e.module.bulk_code(false);
         updates += e.edges;
         tracing::debug!(engine = k, updates = e.edges, seconds = t.elapsed().as_secs_f64(), "engine bodies");
     }
-    let info = info_bytes(&metadata(m, &layout, game_hash, cpu));
-    let exports = top::Top {
+    let t = Instant::now();
+    module.bulk_code(true);
+    let lane_ids = lanes::LaneIds {
+        state: ids.get(Export::LanesState),
+        next: ids.get(Export::LanesNext),
+        goals: ids.get(Export::LanesGoals),
+        plan: ids.get(Export::LanesPlan),
+    };
+    let l = lanes::emit(module, m.lanes, m.goal_net, lane_ids)?;
+    module.bulk_code(false);
+    tracing::debug!(edges = l.edges, seconds = t.elapsed().as_secs_f64(), "lane bodies");
+    updates += l.edges;
+    let meta = metadata(m, &layout, game_hash, cpu, l.plan.as_ref());
+    top::Top {
         module,
         engines: &fns,
         layouts: &layouts,
         regions: &layout.regions,
+        size: layout.size,
         split: m.split,
-        roles: m.engines[0].roles.len(),
+        names: top::Names::of(m.engines[0]),
         initial: initial_bits(m.engines[0]),
+        scratch: Default::default(),
     }
-    .emit(info)?;
-    let names = [EXPORTS[9], EXPORTS[10], EXPORTS[11], EXPORTS[12]];
-    let t = Instant::now();
-    module.bulk_code(true);
-    let l = lanes::emit(module, m.lanes, m.goal_net, names)?;
-    module.bulk_code(false);
-    tracing::debug!(edges = l.edges, seconds = t.elapsed().as_secs_f64(), "lane bodies");
-    updates += l.edges;
-    let mut exports = exports;
-    exports.extend([l.state, l.next, l.goals, l.plan]);
-    Ok((exports, layout, CodeStats { seconds: 0.0, updates, functions: 0, code_bytes: 0 }))
+    .emit(&ids, &meta.to_json())?;
+    Ok((ids.all().to_vec(), layout, CodeStats { seconds: 0.0, updates, functions: 0, code_bytes: 0 }))
 }
 
 /// How a kind of code is generated: Cranelift's optimisation level and
@@ -274,86 +271,35 @@ fn isa(
     options: &CodegenOptions,
 ) -> Result<cranelift_codegen::isa::OwnedTargetIsa, LowerError> {
     let mut flags = settings::builder();
-    let set = |f: &mut settings::Builder, k: &str, v: &str| f.set(k, v).map_err(|e| LowerError::Codegen(e.to_string()));
     // The options' optimisation level and allocator override both levels.
-    set(&mut flags, "opt_level", options.opt_level.map_or(level.opt, |o| o.name()))?;
-    set(&mut flags, "regalloc_algorithm", options.regalloc.map_or(level.regalloc, |r| r.name()))?;
-    set(&mut flags, "is_pic", if pic { "true" } else { "false" })?;
-    set(&mut flags, "use_colocated_libcalls", "false")?;
+    flags.set("opt_level", options.opt_level.map_or(level.opt, |o| o.name()))?;
+    flags.set("regalloc_algorithm", options.regalloc.map_or(level.regalloc, |r| r.name()))?;
+    flags.set("is_pic", if pic { "true" } else { "false" })?;
+    flags.set("use_colocated_libcalls", "false")?;
     // The verifier checks every function in debug builds and tests.
     let verify = cfg!(debug_assertions) || options.verify;
-    set(&mut flags, "enable_verifier", if verify { "true" } else { "false" })?;
-    let builder = cranelift_native::builder().map_err(|e| LowerError::Host(e.to_string()))?;
-    builder.finish(settings::Flags::new(flags)).map_err(|e| LowerError::Codegen(e.to_string()))
+    flags.set("enable_verifier", if verify { "true" } else { "false" })?;
+    let builder = cranelift_native::builder().map_err(LowerError::Host)?;
+    builder.finish(settings::Flags::new(flags)).map_err(LowerError::Isa)
 }
 
-/// The host's processor features as the code generator sees them, to
-/// refuse a library built for another processor.
-pub fn host_cpu() -> Result<String, LowerError> {
-    let isa = isa(true, CONTROL_OPT, &CodegenOptions::default())?;
-    Ok(format!(
-        "{} {}",
-        isa.triple(),
-        isa.isa_flags().iter().filter(|f| f.as_bool() == Some(true)).map(|f| f.name).collect::<Vec<_>>().join(",")
-    ))
+/// The processor `isa` generates code for, as libraries record it
+/// ([`propel_abi::cpu`]): the target and every extension it may use.
+fn cpu_of(isa: &dyn cranelift_codegen::isa::TargetIsa) -> String {
+    let flags = isa.isa_flags();
+    propel_abi::cpu::describe(
+        propel_abi::cpu::TARGET,
+        flags.iter().filter(|f| f.as_bool() == Some(true)).map(|f| f.name),
+    )
 }
 
-/// Native function pointers of one machine.
-#[derive(Clone, Copy, Debug)]
-pub struct Fns {
-    pub init: unsafe extern "C" fn(*mut u8),
-    pub set_state: unsafe extern "C" fn(*mut u8, *const u64) -> i32,
-    pub set_joint: unsafe extern "C" fn(*mut u8, *const u32) -> i32,
-    pub terminal: unsafe extern "C" fn(*mut u8) -> i32,
-    pub legal: unsafe extern "C" fn(*mut u8, i32, *mut u32, i32) -> i32,
-    pub goals: unsafe extern "C" fn(*mut u8, i32, *mut u64),
-    pub playout: unsafe extern "C" fn(*mut u8, u64, *mut i32, i32) -> i32,
-    pub info: unsafe extern "C" fn() -> *const u8,
-    pub reset: unsafe extern "C" fn(*mut u8) -> i32,
-    pub lanes_state: unsafe extern "C" fn(*mut u64),
-    pub lanes_next: unsafe extern "C" fn(*mut u64),
-    pub lanes_goals: unsafe extern "C" fn(*mut u64),
-    pub lanes_plan: unsafe extern "C" fn() -> *const u32,
-}
-
-impl Fns {
-    /// Builds the table from the exported functions' addresses, in
-    /// [`EXPORTS`] order.
-    ///
-    /// # Safety
-    /// Each address must point to the function of that name generated by
-    /// this module's emitter, which has exactly the signature of its field.
-    pub unsafe fn from_addresses(a: &[*const u8]) -> Fns {
-        // SAFETY: guaranteed by the caller: the addresses are the emitted
-        // functions, whose signatures (`Emitter::emit_all`) match.
-        unsafe {
-            Fns {
-                init: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u8)>(a[0]),
-                set_state: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u8, *const u64) -> i32>(a[1]),
-                set_joint: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u8, *const u32) -> i32>(a[2]),
-                terminal: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u8) -> i32>(a[3]),
-                legal: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u8, i32, *mut u32, i32) -> i32>(a[4]),
-                goals: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u8, i32, *mut u64)>(a[5]),
-                playout: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u8, u64, *mut i32, i32) -> i32>(
-                    a[6],
-                ),
-                info: std::mem::transmute::<*const u8, unsafe extern "C" fn() -> *const u8>(a[7]),
-                reset: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u8) -> i32>(a[8]),
-                lanes_state: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64)>(a[9]),
-                lanes_next: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64)>(a[10]),
-                lanes_goals: std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64)>(a[11]),
-                lanes_plan: std::mem::transmute::<*const u8, unsafe extern "C" fn() -> *const u32>(a[12]),
-            }
-        }
-    }
-}
-
-/// Machine code in memory. Keeps the JIT module (and so the code) alive.
+/// Machine code in memory. Keeps the JIT module (and so the code) alive;
+/// its functions are reached only through [`JitCode::fns`], a borrow of it.
 pub struct JitCode {
     _module: JITModule,
-    pub fns: Fns,
-    pub layout: MachineLayout,
-    pub stats: CodeStats,
+    fns: Fns,
+    layout: MachineLayout,
+    stats: CodeStats,
 }
 
 // SAFETY: after `finalize_definitions` the JIT's code and data are never
@@ -363,10 +309,19 @@ pub struct JitCode {
 unsafe impl Send for JitCode {}
 unsafe impl Sync for JitCode {}
 
-fn info_bytes(meta: &str) -> Vec<u8> {
-    let mut v = meta.as_bytes().to_vec();
-    v.push(0);
-    v
+impl JitCode {
+    /// The exported functions, alive as long as `self`.
+    pub fn fns(&self) -> &Fns {
+        &self.fns
+    }
+
+    pub fn layout(&self) -> &MachineLayout {
+        &self.layout
+    }
+
+    pub fn stats(&self) -> &CodeStats {
+        &self.stats
+    }
 }
 
 /// Address space reserved for one JIT module's code and data: above what
@@ -374,25 +329,29 @@ fn info_bytes(meta: &str) -> Vec<u8> {
 /// the reach of 32-bit PC-relative calls (2 GiB).
 const JIT_ARENA: usize = 3 << 29;
 
-/// Compiles a machine into memory.
+/// Compiles a machine into memory. `game_hash` goes into the metadata.
 pub fn jit(m: &Machine<'_>, game_hash: &str, options: &CodegenOptions) -> Result<JitCode, LowerError> {
     let t = Instant::now();
-    let cpu = host_cpu()?;
-    let mut builder = JITBuilder::with_isa(isa(false, CONTROL_OPT, options)?, default_libcall_names());
+    let control = isa(false, CONTROL_OPT, options)?;
+    let cpu = cpu_of(&*control);
+    let mut builder = JITBuilder::with_isa(control, default_libcall_names());
     // One contiguous reservation (committed as it fills): calls between
     // functions are 32-bit PC-relative, and separately mapped pieces of a
     // large module could land more than 2 GB apart (amazons, 181 MB of
     // code, failed that way in relocation now and then).
-    let arena = ArenaMemoryProvider::new_with_size(JIT_ARENA).map_err(|e| LowerError::Codegen(e.to_string()))?;
+    let arena = ArenaMemoryProvider::new_with_size(JIT_ARENA).map_err(|e| LowerError::Arena(Box::new(e)))?;
     builder.memory_provider(Box::new(arena));
     let mut module = JITModule::new(builder);
     let (exports, layout, mut stats) =
         generate(&mut module, isa(false, BULK_OPT, options)?, m, game_hash, &cpu, options)?;
     module.finalize_definitions()?;
-    let addrs: Vec<*const u8> = exports.iter().map(|&id| module.get_finalized_function(id)).collect();
-    // SAFETY: the addresses are those of the functions `generate` defined,
-    // in EXPORTS order, with the signatures `Fns` names.
-    let fns = unsafe { Fns::from_addresses(&addrs) };
+    let address =
+        |e: Export| std::ptr::NonNull::new(module.get_finalized_function(exports[e.index()]) as *mut std::ffi::c_void);
+    // SAFETY: the addresses are those of the functions `generate` defined
+    // for each export of the table, with the table's signatures; the
+    // module that holds them lives in the same `JitCode` as `fns`.
+    let fns = unsafe { Fns::resolve(address) }
+        .map_err(|e| LowerError::from(ModuleError::Undeclared(e.name().to_string())))?;
     stats.seconds = t.elapsed().as_secs_f64();
     Ok(JitCode { _module: module, fns, layout, stats })
 }
@@ -405,12 +364,13 @@ pub fn object(
     options: &CodegenOptions,
 ) -> Result<(Vec<u8>, MachineLayout, CodeStats), LowerError> {
     let t = Instant::now();
-    let cpu = host_cpu()?;
-    let builder = ObjectBuilder::new(isa(true, CONTROL_OPT, options)?, "propel_game", default_libcall_names())?;
+    let control = isa(true, CONTROL_OPT, options)?;
+    let cpu = cpu_of(&*control);
+    let builder = ObjectBuilder::new(control, "propel_game", default_libcall_names())?;
     let mut module = ObjectModule::new(builder);
     let (_, layout, mut stats) = generate(&mut module, isa(true, BULK_OPT, options)?, m, game_hash, &cpu, options)?;
     let product = module.finish();
-    let bytes = product.emit().map_err(|e| LowerError::Codegen(e.to_string()))?;
+    let bytes = product.emit().map_err(LowerError::Object)?;
     stats.seconds = t.elapsed().as_secs_f64();
     stats.code_bytes = bytes.len();
     Ok((bytes, layout, stats))
@@ -427,83 +387,14 @@ pub fn initial_bits(net: &Propnet) -> Vec<u64> {
     v
 }
 
-/// A C header for a machine library: the functions and the numbers a C
-/// program needs (instance size, roles, bases, inputs).
+/// The C header of a machine library for `net` (see
+/// [`propel_abi::header`]); `game` names where it came from.
 pub fn c_header(game: &str, layout: &MachineLayout, net: &Propnet) -> String {
-    let roles: Vec<String> = net.roles.iter().enumerate().map(|(i, r)| format!(" *   {i}: {r}")).collect();
-    format!(
-        r#"/* Generated by `propel compile` for {game}. Do not edit.
- *
- * A compiled GGP state machine. Each instance needs PROPEL_INSTANCE_SIZE
- * bytes, 8-byte aligned; one instance per thread. Moves are input indices
- * (numbered by role, then name); a state is a bitset of PROPEL_BASES bits.
- * Roles:
-{roles}
- */
-#ifndef PROPEL_GAME_H
-#define PROPEL_GAME_H
-#include <stdint.h>
-
-#define PROPEL_FORMAT {FORMAT_VERSION}
-#define PROPEL_INSTANCE_SIZE {size}
-#define PROPEL_ROLES {nroles}
-#define PROPEL_BASES {nbases}
-#define PROPEL_INPUTS {ninputs}
-
-#ifdef __cplusplus
-extern "C" {{
-#endif
-
-/* Every base proposition false (not yet a game state). */
-void propel_init(void *inst);
-/* init, then the initial state. Returns 0. */
-int propel_reset(void *inst);
-/* Makes a state current; bits: (PROPEL_BASES + 63) / 64 words. 0: ok. */
-int propel_set_state(void *inst, const uint64_t *bits);
-/* Plays one input per role (role order) in the current state. 0: ok. */
-int propel_set_joint(void *inst, const uint32_t *moves);
-/* 1 if the current state is terminal. */
-int propel_terminal(void *inst);
-/* Writes up to cap legal inputs of role to out; returns how many there are. */
-int propel_legal(void *inst, int role, uint32_t *out, int cap);
-/* Goal values of role in the current state: bit v of out[v / 64] set. */
-void propel_goals(void *inst, int role, uint64_t out[2]);
-/* A random playout from the current state to a terminal one: writes each
- * role's goal (-1 if undefined) to goals and returns its length; -1 if a
- * role has no legal move, -2 after max_steps steps. */
-int propel_playout(void *inst, uint64_t seed, int32_t *goals, int max_steps);
-/* Bit-parallel playouts (128 at once, one bit per playout in each word of
- * 16 bytes, two uint64_t with lanes 0-63 first, the array 16-byte
- * aligned): the state phase, the next-state phase and the goal
- * network; propel_lanes_plan() says where each output lies (see the
- * Propel documentation, docs/native.md). */
-void propel_lanes_state(uint64_t *words);
-void propel_lanes_next(uint64_t *words);
-void propel_lanes_goals(uint64_t *words);
-const uint32_t *propel_lanes_plan(void);
-/* Metadata: format, game hash, processor, names (JSON). */
-const char *propel_info(void);
-
-#ifdef __cplusplus
-}}
-#endif
-#endif
-"#,
-        size = layout.size,
-        nroles = net.roles.len(),
-        nbases = net.bases.len(),
-        ninputs = net.inputs.len(),
-        roles = roles.join("\n"),
-    )
-}
-
-/// A stable hash of a game file's bytes (FNV-1a, 64 bits, hex), carried by
-/// libraries to recognise one built from another version of the game.
-pub fn game_hash(text: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in text {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    propel_abi::header::c_header(&propel_abi::header::HeaderInfo {
+        game,
+        size: layout.size,
+        roles: &net.roles,
+        bases: net.bases.len(),
+        inputs: net.inputs.len(),
+    })
 }

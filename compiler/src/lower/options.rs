@@ -67,7 +67,7 @@ impl Default for CodegenOptions {
             threads: 0,
             batch_insts: super::parallel::BATCH_INSTS,
             move_table_edges: super::moves::MIN_EDGES,
-            fanout_piece: super::emit::FANOUT_PIECE,
+            fanout_piece: super::engine::FANOUT_PIECE,
             opt_level: None,
             regalloc: None,
             verify: cfg!(debug_assertions),

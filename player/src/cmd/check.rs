@@ -81,6 +81,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
         Ok(s) => s,
         Err((cat, msg)) => return reject(cat, format!("{file}: {msg}"), roles.len()),
     };
+    // `--machine aot:FILE`: the library is checked against this game.
+    let library = match &a.machine.machine {
+        crate::machines::MachineKind::Aot(path) => match check_library(path, &game, &smoke) {
+            Ok(what) => Some(what),
+            Err(e) => return reject("library", format!("{e:#}"), roles.len()),
+        },
+        _ => None,
+    };
     if a.json {
         println!(
             "{}",
@@ -111,10 +119,45 @@ pub fn run(a: Args) -> Result<ExitCode> {
         if smoke.terminal { "terminal, " } else { "" },
         legal.join(", ")
     );
+    if let Some(what) = library {
+        println!("library:  {what}");
+    }
     if a.propnet {
         print_propnet(&a, &game)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Loads a machine library for `game` (refused when damaged, foreign, of
+/// another format or built from another version of the game) and checks
+/// it against the prover on the initial state: roles, terminal, the number
+/// of legal moves of each role.
+fn check_library(
+    path: &std::path::Path,
+    game: &std::sync::Arc<propel_compiler::Game>,
+    smoke: &Smoke,
+) -> Result<String> {
+    let mut m = crate::machines::load_aot(path, game)?;
+    anyhow::ensure!(m.roles() == game.role_names().as_slice(), "{}: the library's roles differ", path.display());
+    let s = m.initial_state()?;
+    let terminal = m.is_terminal(&s)?;
+    let mut moves = Vec::new();
+    let mut legal = Vec::new();
+    for r in 0..m.roles().len() {
+        m.legal_moves(&s, r, &mut moves)?;
+        legal.push(moves.len());
+    }
+    anyhow::ensure!(
+        terminal == smoke.terminal && legal == smoke.legal,
+        "{}: the library disagrees with the prover on the initial state (legal moves {legal:?} against {:?})",
+        path.display(),
+        smoke.legal
+    );
+    Ok(format!(
+        "{}: loads (format {}), agrees with the prover on the initial state",
+        path.display(),
+        propel_abi::FORMAT_VERSION
+    ))
 }
 
 fn print_propnet(a: &Args, game: &std::sync::Arc<propel_compiler::Game>) -> Result<()> {

@@ -195,7 +195,7 @@ impl ProverAnswers {
 /// playout loop within 5 standard errors.
 fn lanes_disagreement(jit: &mut NativeMachine, net: &Propnet, goal_net: Option<&Propnet>) -> Result<Option<String>> {
     let code = jit.code().clone();
-    let Some(plan) = &code.lanes else { return Ok(None) };
+    let Some(plan) = code.lanes() else { return Ok(None) };
     let s0 = jit.initial_state()?;
     let roles = jit.roles().len();
     let max = MAX_PLAYOUT_STEPS as u32;
@@ -219,7 +219,7 @@ fn lanes_disagreement(jit: &mut NativeMachine, net: &Propnet, goal_net: Option<&
         let (mut g2, mut l2) = (vec![0; N * roles], vec![0; N]);
         let mut reference = Reference::new(net, goal_net, plan);
         let r =
-            Lanes::new(plan).run(plan, &mut reference, &code.role_range, |_| s0.bits(), N, 1, max, &mut g2, &mut l2);
+            Lanes::new(plan).run(plan, &mut reference, code.role_range(), |_| s0.bits(), N, 1, max, &mut g2, &mut l2);
         if r.is_err() || g2 != goals || l2 != lengths {
             return Ok(Some("lanes: playouts differ from the reference evaluator's".into()));
         }

@@ -1,10 +1,16 @@
 //! `propel compile GAME.kif -o GAME.so`: a native machine library and its
 //! C header, loadable later without the front end (`--machine aot:GAME.so`).
+//!
+//! Outputs are written under temporary names in the target folder and
+//! renamed into place, the header first and the library last, so that an
+//! interrupted or failed compile leaves the previous library as it was; the
+//! only files removed are the temporary ones this run created.
 
 use crate::machines::{load_game, MachineArgs};
 use anyhow::{bail, Context, Result};
 use propel_compiler::lower::{c_header, game_hash, object, CodeStats};
 use propel_runtime::build::{prepare, Prepared};
+use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -26,12 +32,12 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
+    let header = a.header.clone().unwrap_or_else(|| a.output.with_extension("h"));
+    check_outputs(&a.game, &a.output, &header)?;
     let text = std::fs::read(&a.game).with_context(|| format!("reading {}", a.game.display()))?;
     let game = load_game(&a.game)?;
-    // The split decision is measured on the interpreter, as for the JIT.
     let opts = a.machine.build_options()?;
     let prepared = prepare(&game, &opts)?;
-    let header = a.header.clone().unwrap_or_else(|| a.output.with_extension("h"));
     let stats = write_library(&prepared, &text, &a.game.display().to_string(), &a.output, &header, &a.cc)?;
     println!(
         "{}: {} components{}, {} functions, {} counter updates, {} bytes of object code, {:.2} s; header {}",
@@ -47,10 +53,82 @@ pub fn run(a: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Refuses outputs that would overwrite something else: a library named
+/// like a header (`-o y.h`), the header over the library, either over
+/// the game, or a folder.
+fn check_outputs(game: &Path, output: &Path, header: &Path) -> Result<()> {
+    if output.extension().is_some_and(|e| e == "h") {
+        bail!("{}: the library's name has the header's extension (.h); name it like GAME.so", output.display());
+    }
+    if output.file_name().is_none() {
+        bail!("{}: not a file name", output.display());
+    }
+    let same = |x: &Path, y: &Path| {
+        x == y || std::fs::canonicalize(x).ok().is_some_and(|c| Some(c) == std::fs::canonicalize(y).ok())
+    };
+    if same(output, header) {
+        bail!("{}: the library and its header would be the same file", output.display());
+    }
+    for out in [output, header] {
+        if same(out, game) {
+            bail!("{}: this is the game file; write the outputs elsewhere", out.display());
+        }
+        if out.is_dir() {
+            bail!("{}: is a folder", out.display());
+        }
+    }
+    Ok(())
+}
+
+/// Files this run created under temporary names; whatever of them is still
+/// there when it is dropped (a failure, or an early return) is removed.
+struct Scratch {
+    files: Vec<PathBuf>,
+}
+
+impl Scratch {
+    /// A new empty file beside `target`, under a name no other file has
+    /// (it is created here, so nothing existing is ever taken over).
+    fn create(&mut self, target: &Path, suffix: &str) -> Result<PathBuf> {
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let mut k = 0;
+        loop {
+            let path = dir.join(format!(".{name}.propel-{}-{k}.{suffix}", std::process::id()));
+            match OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(_) => {
+                    self.files.push(path.clone());
+                    return Ok(path);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && k < 1000 => k += 1,
+                Err(e) => return Err(e).with_context(|| format!("creating a temporary file in {}", dir.display())),
+            }
+        }
+    }
+
+    /// Renames `tmp` (one of ours) to `target`, atomically.
+    fn commit(&mut self, tmp: &Path, target: &Path) -> Result<()> {
+        std::fs::rename(tmp, target).with_context(|| format!("writing {}", target.display()))?;
+        self.files.retain(|f| f != tmp);
+        Ok(())
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        for f in &self.files {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+}
+
 /// Generates `prepared`'s code as an object file, links it into the shared
-/// library `output` with the C compiler `cc`, and writes its C header.
-/// `text` is the game file's text (its hash goes into the library). The
-/// object file lies beside `output` until it is linked.
+/// library `output` with the C compiler `cc`, seals it (a trailer with its
+/// checksum and the game's hash: [`propel_abi::file`]) and writes its C
+/// header. `text` is the game file's text.
 pub fn write_library(
     prepared: &Prepared,
     text: &[u8],
@@ -60,22 +138,27 @@ pub fn write_library(
     cc: &str,
 ) -> Result<CodeStats> {
     let machine = prepared.lower_machine();
-    let (bytes, layout, stats) = object(&machine, &game_hash(text), prepared.codegen())?;
-    let obj = output.with_extension("o");
+    let hash = game_hash(text);
+    let (bytes, layout, stats) = object(&machine, &hash, prepared.codegen())?;
+    let mut scratch = Scratch { files: Vec::new() };
+    let obj = scratch.create(output, "o")?;
     std::fs::write(&obj, &bytes).with_context(|| format!("writing {}", obj.display()))?;
+    let lib = scratch.create(output, "so")?;
     let out = Command::new(cc)
         .arg("-shared")
         .arg("-o")
-        .arg(output)
+        .arg(&lib)
         .arg(&obj)
         .output()
-        .with_context(|| format!("running the C compiler `{cc}` to link the library"));
-    let _ = std::fs::remove_file(&obj);
-    let out = out?;
+        .with_context(|| format!("running the C compiler `{cc}` to link the library"))?;
     if !out.status.success() {
-        bail!("linking {} failed:\n{}", output.display(), String::from_utf8_lossy(&out.stderr));
+        bail!("linking {} failed ({}):\n{}", output.display(), out.status, String::from_utf8_lossy(&out.stderr));
     }
-    std::fs::write(header, c_header(source, &layout, prepared.native_net()))
-        .with_context(|| format!("writing {}", header.display()))?;
+    propel_abi::file::seal(&lib, &hash).with_context(|| format!("writing {}", lib.display()))?;
+    let h = scratch.create(header, "h")?;
+    std::fs::write(&h, c_header(source, &layout, prepared.native_net()))
+        .with_context(|| format!("writing {}", h.display()))?;
+    scratch.commit(&h, header)?;
+    scratch.commit(&lib, output)?;
     Ok(stats)
 }
