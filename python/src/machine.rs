@@ -128,8 +128,14 @@ fn net_tables(net: &Propnet) -> (Moves, Vec<String>) {
 }
 
 fn code_tables(code: &NativeCode) -> (Moves, Vec<String>) {
-    let inputs = code.input_role.iter().copied().zip(code.input_names.iter().cloned());
-    (Moves::from_inputs(code.roles.len(), inputs), code.base_names.clone())
+    // Each role's inputs are one contiguous range, in role order.
+    let role_of = |i: usize| code.role_range().iter().position(|&(lo, hi)| (lo as usize..hi as usize).contains(&i));
+    let inputs = code
+        .input_names()
+        .iter()
+        .enumerate()
+        .map(|(i, name)| (role_of(i).map_or(u32::MAX, |r| r as u32), name.clone()));
+    (Moves::from_inputs(code.roles().len(), inputs), code.base_names().to_vec())
 }
 
 /// Builds the `kind` machine for `game` (grounding and compiling it for
