@@ -439,9 +439,19 @@ impl StateMachine for NativeMachine {
             return Err(MachineError::Other(format!("no role {role}")));
         };
         let legal = self.words_at(self.engine()?.legal_bits, self.code.iface.input_words())?;
-        for i in lo..hi {
-            if legal[i as usize / 64] >> (i % 64) & 1 == 1 {
-                out.push(i);
+        // The set bits of the role's range, a word at a time.
+        let (lo, hi) = (lo as usize, hi as usize);
+        for w in lo / 64..hi.div_ceil(64) {
+            let mut bits = legal.get(w).copied().unwrap_or(0);
+            if w == lo / 64 {
+                bits &= !0u64 << (lo % 64);
+            }
+            if w == hi / 64 {
+                bits &= (1u64 << (hi % 64)) - 1;
+            }
+            while bits != 0 {
+                out.push((w * 64) as u32 + bits.trailing_zeros());
+                bits &= bits - 1;
             }
         }
         Ok(())

@@ -85,6 +85,9 @@ pub(crate) struct Emitter<'a, M: Module> {
     piece_sig: Signature,
     /// ORs over one role's inputs, set from a table by `set_joint`.
     pub(super) moves: MoveOrs,
+    /// How chunk bodies are written ([`super::CodegenOptions`]).
+    locals: bool,
+    branch_free: bool,
 }
 
 impl<M: Module> Emit for Emitter<'_, M> {
@@ -168,6 +171,8 @@ impl<'a, M: Module> Emitter<'a, M> {
             pieces: Default::default(),
             piece_sig,
             moves,
+            locals: options.engine_locals,
+            branch_free: options.branch_free_triggers,
         }
     }
 
@@ -182,6 +187,8 @@ impl<'a, M: Module> Emitter<'a, M> {
             mem: self.mem,
             pieces: &self.pieces,
             piece_sig: &self.piece_sig,
+            locals: self.locals,
+            branch_free: self.branch_free,
         }
     }
 
@@ -542,6 +549,8 @@ pub(super) struct Code<'e> {
     mem: MemFlagsData,
     pieces: &'e rustc_hash::FxHashMap<u32, Vec<FuncId>>,
     piece_sig: &'e Signature,
+    locals: bool,
+    branch_free: bool,
 }
 
 impl Code<'_> {
@@ -637,6 +646,7 @@ impl Code<'_> {
                         stack.reload(&mut b, inst, layout);
                     }
                     None => {
+                        let (inst, fl) = if self.locals { local_copies(&mut b, inst, fl, stack.top) } else { (inst, fl) };
                         for &f in &self.fanout[cc as usize] {
                             self.update(&mut b, inst, f, fl, stack.top);
                         }
@@ -707,9 +717,11 @@ impl Code<'_> {
         // The output after a flip: the input's direction, reversed for a
         // gate that counts down.
         let now = if down { fl.down } else { fl.up };
-        if !self.triggers[f as usize].is_empty() {
-            // Legal and next bits change only on a flip (rare): a branch
-            // is cheaper than rewriting a shared bitset word every time.
+        if !self.triggers[f as usize].is_empty() && self.branch_free {
+            self.set_triggers_on_flip(b, inst, f, now, flipped);
+        } else if !self.triggers[f as usize].is_empty() {
+            // Legal and next bits change only on a flip: a branch instead
+            // of rewriting a shared bitset word every time.
             let trig = b.create_block();
             let cont = b.create_block();
             b.ins().brif(flipped, trig, &[], cont, &[]);
@@ -726,6 +738,29 @@ impl Code<'_> {
             let step = b.ins().ishl_imm_u(wide, 2);
             let spa = b.ins().iadd(spa, step);
             b.def_var(top, spa);
+        }
+    }
+
+    /// Sets the legal/next bits triggered by component `f` to `now` where
+    /// `flipped` (i8 0/1), without a branch: each word takes `w ^ (((w >>
+    /// i) ^ now) & flipped & 1) << i`.
+    fn set_triggers_on_flip(&self, b: &mut FunctionBuilder, inst: Value, f: u32, now: Value, flipped: Value) {
+        let fw = b.ins().uextend(I64, flipped);
+        let nw = b.ins().uextend(I64, now);
+        for t in &self.triggers[f as usize] {
+            let (region, i) = match *t {
+                Trig::Legal(i) => (self.layout.legal_bits, i),
+                Trig::Next(i) => (self.layout.next_bits, i),
+            };
+            let off = (region + 8 * (i / 64)) as i32;
+            let w = b.ins().load(I64, self.mem, inst, off);
+            let sh = b.ins().ushr_imm_u(w, (i % 64) as i64);
+            let diff = b.ins().bxor(sh, nw);
+            let x = b.ins().band(diff, fw);
+            let x = b.ins().band_imm_s(x, 1);
+            let m = b.ins().ishl_imm_u(x, (i % 64) as i64);
+            let w = b.ins().bxor(w, m);
+            b.ins().store(self.mem, w, inst, off);
         }
     }
 
@@ -819,6 +854,23 @@ impl Flip {
     fn values(&self, b: &mut FunctionBuilder) -> FlipValues {
         FlipValues { d: b.use_var(self.d), up: b.use_var(self.up), down: b.use_var(self.down) }
     }
+}
+
+/// Block-local copies of the values a component's updates read: the
+/// instance, the flip, and the stack top. The single-pass allocator keeps
+/// values defined in a block in registers but reloads one defined in
+/// another block from its spill slot at every use. A `band` with all ones
+/// is a copy nothing folds away (an `iadd` of 0 would be folded into the
+/// loads' addresses, and the reloads would stay).
+fn local_copies(b: &mut FunctionBuilder, inst: Value, fl: FlipValues, top: Variable) -> (Value, FlipValues) {
+    let inst = b.ins().band_imm_s(inst, -1);
+    let d = b.ins().band_imm_s(fl.d, -1);
+    let up = b.ins().band_imm_s(fl.up, -1);
+    let down = b.ins().band_imm_s(fl.down, -1);
+    let t = b.use_var(top);
+    let t = b.ins().band_imm_s(t, -1);
+    b.def_var(top, t);
+    (inst, FlipValues { d, up, down })
 }
 
 /// `inst + stack + 4 * index` (index: i32).

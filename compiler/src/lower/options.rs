@@ -53,6 +53,15 @@ pub struct CodegenOptions {
     /// Overrides of both code kinds' optimisation level and allocator.
     pub opt_level: Option<OptLevel>,
     pub regalloc: Option<Regalloc>,
+    /// Engine chunks copy the values every update reads (instance, flip
+    /// direction, stack top) into block-local values at each component's
+    /// block: the single-pass allocator reloads a value that lives across
+    /// blocks from its spill slot at every use.
+    pub engine_locals: bool,
+    /// Legal and next bits written without a branch (a branch per
+    /// triggering update splits the component's block, and values are
+    /// reloaded after each split).
+    pub branch_free_triggers: bool,
     /// Cranelift's verifier on every function (always in debug builds).
     pub verify: bool,
     /// Print every function's machine code (stderr).
@@ -70,6 +79,8 @@ impl Default for CodegenOptions {
             fanout_piece: super::engine::FANOUT_PIECE,
             opt_level: None,
             regalloc: None,
+            engine_locals: true,
+            branch_free_triggers: true,
             verify: cfg!(debug_assertions),
             dump_asm: false,
             pass_times: false,
@@ -79,7 +90,8 @@ impl Default for CodegenOptions {
 
 /// The keys [`CodegenOptions::set`] takes.
 pub const KEYS: &str = "threads, batch-insts, move-table, fanout-piece, opt-level (none|speed|speed_and_size), \
-                        regalloc (backtracking|single_pass), verify, dump-asm, pass-times (booleans: on|off)";
+                        regalloc (backtracking|single_pass), engine-locals, branch-free-triggers, verify, dump-asm, \
+                        pass-times (booleans: on|off)";
 
 impl CodegenOptions {
     /// Sets `key` to `value` (see [`KEYS`]).
@@ -115,6 +127,8 @@ impl CodegenOptions {
                     _ => return Err(format!("unknown regalloc `{value}` (backtracking, single_pass)")),
                 })
             }
+            "engine-locals" => self.engine_locals = flag(value)?,
+            "branch-free-triggers" => self.branch_free_triggers = flag(value)?,
             "verify" => self.verify = flag(value)? || cfg!(debug_assertions),
             "dump-asm" => self.dump_asm = flag(value)?,
             "pass-times" => self.pass_times = flag(value)?,
