@@ -10,23 +10,31 @@
 use std::sync::{Arc, Mutex};
 
 /// Bytes the front end holds per byte of rules while it reads and
-/// validates them (measured: 36 per byte for `check` on a 139 MB file).
+/// validates them (measured: 39 per byte for `propel check` on 15.5 MB of
+/// facts, 36 on a 139 MB file).
 pub const PARSE_BYTES_PER_BYTE: u64 = 40;
-/// Peak bytes per fact the prover derives in one state.
-pub const BYTES_PER_FACT: u64 = 100;
-/// Peak bytes per ground rule while grounding, building and optimising
-/// the propnet.
-pub const BYTES_PER_RULE: u64 = 400;
-/// Peak bytes per atom of the relaxed model while grounding.
-pub const BYTES_PER_ATOM: u64 = 200;
-/// Peak bytes per counter update while generating native code (about 52
-/// per update of machine code, plus the IR of a batch).
-pub const BYTES_PER_UPDATE: u64 = 100;
-/// Bytes per node of the search graph, edges included.
-pub const BYTES_PER_NODE: u64 = 400;
-/// What a match needs besides its limits (threads' stacks, the prover's
-/// rules, logs).
+/// Peak bytes per fact the prover derives in one state (measured: 364 MB
+/// for a million static facts and a million legal moves).
+pub const BYTES_PER_FACT: u64 = 200;
+/// Peak bytes per ground rule and per atom of the relaxed model while
+/// grounding, building and optimising the propnet (measured: 2.4 GB peak
+/// for about 3M ground rules and 4M atoms, scripts/hostile/million.kif).
+pub const BYTES_PER_RULE: u64 = 800;
+pub const BYTES_PER_ATOM: u64 = 600;
+/// Peak bytes per counter update while generating native code (docs/native.md:
+/// 1.5 GB at the peak for base/amazons' 3.47M updates).
+pub const BYTES_PER_UPDATE: u64 = 450;
+/// Bytes per node of the search graph, edges included (measured about
+/// 370 on breakthrough; states of big games are larger).
+pub const BYTES_PER_NODE: u64 = 600;
+/// Bytes a built machine keeps per edge of its network: the interpreted
+/// network and its copies (the search's, the fallback's) and native code.
+pub const KEPT_BYTES_PER_EDGE: u64 = 300;
+/// What a match needs besides its limits (threads' stacks, the rules, logs).
 pub const BASE_BYTES: u64 = 32 << 20;
+/// The prover's share: two copies (the match's and the fallback's) of at
+/// most this many bytes of facts each.
+pub const PROVER_BYTES: u64 = 1 << 30;
 /// A match gets at most this share of the server's limit.
 pub const MAX_SHARE: f64 = 0.5;
 /// Bytes a build can use per second of start clock: grounding and
@@ -60,6 +68,13 @@ pub struct Budget {
     pub bytes: u64,
     /// Build propnets and native code (false: the prover alone).
     pub build: bool,
+    /// The part of `bytes` for the build, given back (less what the built
+    /// machines keep) when the builder ends.
+    pub build_bytes: u64,
+    /// The part of `bytes` for the prover, given back once the match has
+    /// moved to a built machine.
+    pub prover_bytes: u64,
+    /// Facts the prover may derive in one state (each of its two copies).
     pub prover_facts: usize,
     pub max_atoms: usize,
     pub max_rules: usize,
@@ -68,26 +83,52 @@ pub struct Budget {
     pub pool: usize,
 }
 
+fn count(bytes: u64, per: u64) -> usize {
+    usize::try_from(bytes / per).unwrap_or(usize::MAX)
+}
+
 impl Budget {
-    /// How `bytes` are shared: the prover (and the handler's copy of it)
-    /// a quarter, a build half, the search pool a quarter; a match served
-    /// by the prover alone splits them between the prover and the pool.
-    pub fn of(bytes: u64, rules_bytes: usize, build: bool, pool: usize) -> Budget {
-        let usable = bytes.saturating_sub(BASE_BYTES + PARSE_BYTES_PER_BYTE * rules_bytes as u64);
-        let (prover, builder) = if build { (usable / 4, usable / 2) } else { (usable / 2, 0) };
-        let pool_bytes = usable / 4;
-        let count = |b: u64, per: u64| usize::try_from(b / per).unwrap_or(usize::MAX);
+    /// A budget of the parts given (bytes each).
+    fn of(parts: Parts, build: bool, pool: usize) -> Budget {
+        let build_bytes = if build { parts.build } else { 0 };
         Budget {
-            bytes,
+            bytes: parts.base + parts.prover + parts.pool + build_bytes,
             build,
-            // The prover derives its facts twice over (the match's and
-            // the fallback's copy).
-            prover_facts: count(prover / 2, BYTES_PER_FACT).min(propel_runtime::prover::MAX_FACTS_PER_STATE),
-            max_atoms: count(builder, BYTES_PER_ATOM),
-            max_rules: count(builder, BYTES_PER_RULE),
-            max_updates: count(builder, BYTES_PER_UPDATE),
-            pool: count(pool_bytes, BYTES_PER_NODE).min(pool).max(1_000),
+            build_bytes,
+            prover_bytes: parts.prover,
+            prover_facts: count(parts.prover / 2, BYTES_PER_FACT).min(propel_runtime::prover::MAX_FACTS_PER_STATE),
+            max_atoms: count(build_bytes, BYTES_PER_ATOM),
+            max_rules: count(build_bytes, BYTES_PER_RULE),
+            max_updates: count(build_bytes, BYTES_PER_UPDATE),
+            pool: count(parts.pool, BYTES_PER_NODE).min(pool).max(1_000),
         }
+    }
+}
+
+/// A match's memory by use.
+#[derive(Clone, Copy, Debug)]
+struct Parts {
+    /// Reading the rules, threads, logs.
+    base: u64,
+    prover: u64,
+    pool: u64,
+    build: u64,
+}
+
+impl Parts {
+    fn total(&self, build: bool) -> u64 {
+        self.base + self.prover + self.pool + if build { self.build } else { 0 }
+    }
+
+    /// Prover, pool and build scaled down alike until the total is at most `cap`.
+    fn fit(self, cap: u64, build: bool) -> Parts {
+        let total = self.total(build);
+        if total <= cap {
+            return self;
+        }
+        let k = cap.saturating_sub(self.base) as f64 / (total - self.base).max(1) as f64;
+        let f = |x: u64| (x as f64 * k) as u64;
+        Parts { base: self.base, prover: f(self.prover), pool: f(self.pool), build: f(self.build) }
     }
 }
 
@@ -105,27 +146,33 @@ impl Memory {
         self.reserved.lock().map_or(0, |r| self.limit.saturating_sub(*r))
     }
 
-    /// Reserves a match's memory: a full budget (from the start clock:
-    /// what a build can use in that time, at most [`MAX_SHARE`] of the
-    /// limit) when it fits, else what is left for the prover alone when
-    /// that is at least what reading the rules and a small prover need;
-    /// else the reason it cannot start.
+    /// Reserves a match's memory: reading the rules, the prover, the
+    /// search pool and a build that can use the start clock (all at most
+    /// [`MAX_SHARE`] of the limit) when that fits in what is left; else
+    /// the prover and the pool alone in what is left, when that is at
+    /// least what reading the rules and a small prover need; else the
+    /// reason the match cannot start.
     pub fn admit(
         self: &Arc<Self>,
         rules_bytes: usize,
         start_clock: f64,
         pool: usize,
     ) -> Result<(Reservation, Budget), String> {
-        let parse = PARSE_BYTES_PER_BYTE * rules_bytes as u64;
-        let clock = (start_clock.max(1.0) * BUILD_BYTES_PER_SECOND as f64) as u64;
-        let full = (BASE_BYTES + parse + clock).min((self.limit as f64 * MAX_SHARE) as u64);
-        let least = BASE_BYTES + parse + (16 << 20);
+        let want = Parts {
+            base: BASE_BYTES + PARSE_BYTES_PER_BYTE * rules_bytes as u64,
+            prover: PROVER_BYTES,
+            pool: pool as u64 * BYTES_PER_NODE,
+            build: (start_clock.max(1.0) * BUILD_BYTES_PER_SECOND as f64) as u64,
+        };
+        let cap = (self.limit as f64 * MAX_SHARE) as u64;
+        let least = want.base + (64 << 20);
         let mut reserved = self.reserved.lock().map_err(|_| "the player's memory account is poisoned".to_string())?;
         let left = self.limit.saturating_sub(*reserved);
-        let (bytes, build) = if left >= full && full >= 2 * least {
-            (full, true)
+        let full = want.fit(cap, true);
+        let budget = if left >= full.total(true) && cap >= 2 * least {
+            Budget::of(full, true, pool)
         } else if left >= least {
-            (left.min(full), false)
+            Budget::of(want.fit(left.min(cap), false), false, pool)
         } else {
             return Err(format!(
                 "out of memory for a new match: {} MiB of the player's {} MiB are free, {} MiB needed",
@@ -134,8 +181,19 @@ impl Memory {
                 least >> 20
             ));
         };
-        *reserved += bytes;
-        Ok((Reservation { memory: self.clone(), bytes }, Budget::of(bytes, rules_bytes, build, pool)))
+        *reserved += budget.bytes;
+        Ok((Reservation { memory: self.clone(), bytes: budget.bytes }, budget))
+    }
+}
+
+impl Reservation {
+    /// Gives `bytes` back (what a finished build does not keep).
+    pub fn shrink(&mut self, bytes: u64) {
+        let bytes = bytes.min(self.bytes);
+        self.bytes -= bytes;
+        if let Ok(mut r) = self.memory.reserved.lock() {
+            *r = r.saturating_sub(bytes);
+        }
     }
 }
 
@@ -196,22 +254,26 @@ mod tests {
 
     #[test]
     fn admission_gives_full_budgets_then_the_prover_then_refuses() {
-        let m = Memory::new(2 << 30);
+        let m = Memory::new(8 << 30);
         let (a, ba) = m.admit(10_000, 2.0, 500_000).unwrap();
-        assert!(ba.build && ba.bytes < 1 << 30, "{ba:?}");
-        assert!(ba.max_rules > 100_000 && ba.prover_facts > 100_000 && ba.pool > 1_000, "{ba:?}");
-        // Long clocks ask for half the limit; the second such start gets what is left.
+        assert!(ba.build && ba.bytes < 2 << 30, "{ba:?}");
+        assert!(ba.max_rules > 500_000 && ba.prover_facts > 1_000_000 && ba.pool == 500_000, "{ba:?}");
+        // Long clocks ask for more than half the limit: they get half.
         let (b, bb) = m.admit(10_000, 100.0, 500_000).unwrap();
-        assert!(bb.build && bb.bytes == 1 << 30, "{bb:?}");
-        let (c, bc) = m.admit(10_000, 100.0, 500_000).unwrap();
-        assert!(!bc.build && bc.bytes == m.limit() - ba.bytes - bb.bytes, "{bc:?}");
-        assert_eq!(bc.max_rules, 0);
-        assert!(m.admit(10_000, 1.0, 500_000).is_err());
+        assert!(bb.build && bb.bytes <= 4 << 30 && bb.bytes > (4 << 30) - (1 << 20), "{bb:?}");
+        assert!(bb.prover_facts < ba.prover_facts, "{bb:?}");
+        // What is left is not a full budget: the prover alone.
+        let (mut c, bc) = m.admit(10_000, 100.0, 500_000).unwrap();
+        assert!(!bc.build && bc.bytes <= m.left() + bc.bytes && bc.max_rules == 0, "{bc:?}");
+        assert!(m.admit(10_000, 1.0, 500_000).is_err() || m.left() >= 96 << 20);
         // Rules too big to read in what is left.
+        c.shrink(1 << 20);
+        assert_eq!(c.bytes, bc.bytes - (1 << 20));
         drop(c);
-        assert!(m.admit(16 << 20, 1.0, 500_000).is_err());
+        let left = m.left();
+        assert!(m.admit((left / PARSE_BYTES_PER_BYTE) as usize, 1.0, 500_000).is_err());
         drop((a, b));
-        assert_eq!(m.left(), 2 << 30);
+        assert_eq!(m.left(), 8 << 30);
     }
 
     #[test]

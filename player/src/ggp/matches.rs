@@ -172,6 +172,28 @@ impl Life {
     pub fn threads(&self) -> usize {
         self.threads.load(Ordering::Acquire)
     }
+
+    /// Gives `bytes` of the match's reservation back (at most what it holds).
+    fn give_back(&self, bytes: u64) {
+        if let Ok(mut m) = self.memory.lock() {
+            if let Some(r) = m.as_mut() {
+                r.shrink(bytes);
+            }
+        }
+    }
+}
+
+/// The build's memory, given back when the builder ends (after what it
+/// built and dropped is freed), less what the machines it built keep.
+struct BuildMemory<'a> {
+    shared: &'a Shared,
+    kept: u64,
+}
+
+impl Drop for BuildMemory<'_> {
+    fn drop(&mut self) {
+        self.shared.life.give_back(self.shared.budget.build_bytes.saturating_sub(self.kept));
+    }
 }
 
 impl Drop for Alive {
@@ -296,7 +318,7 @@ pub fn spawn(
     });
     let handle = MatchHandle { commands, jobs: jobs.clone(), shared: shared.clone() };
     let alive = life.enter();
-    std::thread::Builder::new().name(format!("m:{}", req.id)).spawn(move || {
+    std::thread::Builder::new().name(thread_name("m", &req.id)).spawn(move || {
         let _alive = alive;
         let _stop = CancelOnDrop(shared.clone());
         let r = Match::start(cfg, req, seed, ready_at, shared.clone(), command_rx, jobs, job_rx, &ready);
@@ -316,6 +338,13 @@ pub fn spawn(
         }
     })?;
     Ok(handle)
+}
+
+/// A match thread's name: `KIND:ID` (what `/proc/PID/task/*/comm` shows,
+/// cut at 15 bytes there), printable ASCII only.
+fn thread_name(kind: &str, id: &str) -> String {
+    let id: String = id.chars().map(|c| if c.is_ascii_graphic() { c } else { '_' }).take(40).collect();
+    format!("{kind}:{id}")
 }
 
 /// Search totals between two replies.
@@ -625,8 +654,16 @@ impl Match {
                 let cancel = &shared.cancel;
                 // Relaxed: see `Shared::cancel`.
                 let interrupt = || !commands.is_empty() || !builds.is_empty() || cancel.load(Ordering::Relaxed);
-                if let Some(s) = brain.think(deadline, &interrupt)? {
-                    self.acc.add(s);
+                match brain.think(deadline, &interrupt) {
+                    Ok(Some(s)) => self.acc.add(s),
+                    Ok(None) => {}
+                    // A game the search cannot take (a million moves in a
+                    // state): the match goes on with random legal moves.
+                    Err(e) if !self.shared.cancelled() => {
+                        warn!("the search failed, playing on without it: {e:#}");
+                        self.search = false;
+                    }
+                    Err(_) => return Ok(()),
                 }
             } else {
                 let until = deadline.min(now + SLICE);
@@ -683,7 +720,12 @@ impl Match {
             Ok(()) => {
                 info!(at = format!("{:.2}", self.started.elapsed().as_secs_f64()), "now on the {}", b.machine());
                 self.record(json!({"event": "machine", "machine": b.machine(), "turn": self.history.len()}));
+                let from_prover = self.brain.machine() == "prover";
                 self.brain = b;
+                if from_prover {
+                    // The prover is gone (the fallback's too, with the twin).
+                    self.shared.life.give_back(self.shared.budget.prover_bytes);
+                }
                 if let Some(t) = twin {
                     let _ = self.jobs.send(Job::Upgrade(t));
                 }
@@ -707,11 +749,15 @@ impl Match {
 
 /// Follows the match on its own machine and answers each turn's legal
 /// moves (see [`Job`]).
-fn spawn_fallback(mut brain: Box<dyn Brain>, role: usize, jobs: Receiver<Job>, shared: Arc<Shared>) -> Result<()> {
+fn spawn_fallback(brain: Box<dyn Brain>, role: usize, jobs: Receiver<Job>, shared: Arc<Shared>) -> Result<()> {
     let alive = shared.life.enter();
     let span = tracing::Span::current();
-    std::thread::Builder::new().name(format!("f:{}", shared.id)).spawn(move || {
+    std::thread::Builder::new().name(thread_name("f", &shared.id)).spawn(move || {
         let _alive = alive;
+        // Moved into locals, dropped before `_alive` (the closure's own
+        // captures would go after it, and after the allocator's trim).
+        let mut brain = brain;
+        let jobs = jobs;
         let _enter = span.enter();
         let mut history: Vec<Vec<String>> = Vec::new();
         while !shared.cancelled() {
@@ -757,7 +803,7 @@ fn spawn_fallback(mut brain: Box<dyn Brain>, role: usize, jobs: Receiver<Job>, s
 /// raised then, stops grounding, the analysis and code generation).
 fn spawn_builder(
     cfg: Arc<PlayerConfig>,
-    mut strategy: Strategy,
+    strategy: Strategy,
     seed: u64,
     game: Arc<Game>,
     shared: Arc<Shared>,
@@ -765,8 +811,12 @@ fn spawn_builder(
 ) -> Result<()> {
     let span = tracing::Span::current();
     let alive = shared.life.enter();
-    std::thread::Builder::new().name(format!("b:{}", shared.id)).spawn(move || {
+    std::thread::Builder::new().name(thread_name("b", &shared.id)).spawn(move || {
         let _alive = alive;
+        // Locals go before `_alive` (see `spawn_fallback`).
+        let (cfg, game, out) = (cfg, game, out);
+        let mut strategy = strategy;
+        let mut held = BuildMemory { shared: &shared, kept: 0 };
         let _enter = span.enter();
         let wants = |k: &MachineKind| cfg.machines.contains(k);
         if !wants(&MachineKind::Propnet) && !wants(&MachineKind::Jit) {
@@ -787,8 +837,8 @@ fn spawn_builder(
         let prepared = match prepare(&game, &opts) {
             Ok(p) => p,
             Err(e) => {
-                let why = if stopped() { "stopped (abort or the start clock)".to_string() } else { e.to_string() };
-                warn!("no propnet, staying on the prover: {why}");
+                let why = if stopped() { " (the build was stopped: abort, the start clock or memory)" } else { "" };
+                warn!("no propnet, staying on the prover: {e}{why}");
                 return;
             }
         };
@@ -796,6 +846,8 @@ fn spawn_builder(
             debug!("{}: {:.3} s, {}", r.stage, r.seconds, r.counts);
         }
         info!("propnet built in {:.2} s", t.elapsed().as_secs_f64());
+        let edges = prepared.net().counts().edges as u64;
+        held.kept = (edges * super::budget::KEPT_BYTES_PER_EDGE).min(budget.build_bytes);
         let plan = propel_runtime::plan::Plan::of(&prepared);
         info!("plan: {}", plan.to_string().replace('\n', "; "));
         let _ = out.send(Built::Plan(plan.json()));

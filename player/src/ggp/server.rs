@@ -9,13 +9,13 @@ use super::budget::{resident, Memory};
 use super::http::{self, Request, Response};
 use super::logs::match_dir;
 use super::matches::{self, Command, Job, Life, MatchHandle, PlayerConfig, Refusal, StartRequest};
-use super::protocol::{parse, Message};
+use super::protocol::{parse, peek_start_id, Message};
 use anyhow::{anyhow, Result};
 use crossbeam_channel::{bounded, never, select, Receiver};
 use rustc_hash::FxHashMap;
 use serde_json::json;
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use tracing::{debug, info, warn};
@@ -40,7 +40,12 @@ impl Server {
         }
         let limits = cfg.http.clone();
         let memory = Memory::new(cfg.max_memory);
-        let player = Arc::new(Player { cfg: Arc::new(cfg), matches: Mutex::new(FxHashMap::default()), memory });
+        let player = Arc::new(Player {
+            cfg: Arc::new(cfg),
+            matches: Mutex::new(FxHashMap::default()),
+            starting: Mutex::new(FxHashMap::default()),
+            memory,
+        });
         let p = player.clone();
         let handler: Arc<http::Handler> = Arc::new(move |rq: Request| p.handle(rq));
         let http = http::Server::bind(addr, limits, handler).map_err(|e| anyhow!("cannot listen on {addr}: {e}"))?;
@@ -72,7 +77,26 @@ enum Entry {
 struct Player {
     cfg: Arc<PlayerConfig>,
     matches: Mutex<FxHashMap<String, Entry>>,
+    /// Starts whose request is still being read, by id: raised when aborted.
+    starting: Mutex<FxHashMap<String, Arc<AtomicBool>>>,
     memory: Arc<Memory>,
+}
+
+/// Forgets a start being read when its handler is done with it.
+struct Reading<'a> {
+    player: &'a Player,
+    id: Option<String>,
+    aborted: Arc<AtomicBool>,
+}
+
+impl Drop for Reading<'_> {
+    fn drop(&mut self) {
+        if let (Some(id), Ok(mut s)) = (&self.id, self.player.starting.lock()) {
+            if s.get(id).is_some_and(|f| Arc::ptr_eq(f, &self.aborted)) {
+                s.remove(id);
+            }
+        }
+    }
 }
 
 /// An HTTP answer: status and body.
@@ -174,6 +198,14 @@ impl Player {
     }
 
     fn post(&self, text: &str, received: Instant) -> Answer {
+        // A start is known by its id before its rules are read, so that
+        // an abort can find it meanwhile.
+        let aborted = Arc::new(AtomicBool::new(false));
+        let id = peek_start_id(text);
+        if let (Some(id), Ok(mut s)) = (&id, self.starting.lock()) {
+            s.insert(id.clone(), aborted.clone());
+        }
+        let reading = Reading { player: self, id, aborted };
         let msg = match parse(text) {
             Ok(m) => m,
             Err(e) => return error(400, e),
@@ -183,7 +215,13 @@ impl Player {
             Message::Info => (200, self.info()),
             Message::Preview { .. } => (200, "ready".into()),
             Message::Start { id, role, rules, start_clock, play_clock } => {
-                self.start(StartRequest { id, role, rules, start_clock, play_clock, received })
+                // Relaxed: the flag publishes no data.
+                if reading.aborted.load(Ordering::Relaxed) {
+                    return error(409, format!("match `{id}` was aborted while its request was read"));
+                }
+                // `reading` lives until the match is in the table, so an
+                // abort finds one or the other.
+                self.start(StartRequest { id, role, rules, start_clock, play_clock, received }, &reading.aborted)
             }
             Message::Play { id, moves } => self.play(&id, moves, received),
             Message::Stop { id, moves } => self.stop(&id, moves),
@@ -194,7 +232,15 @@ impl Player {
                     info!(match_id = %id, "aborted");
                     (200, "aborted".into())
                 }
-                None => error(404, format!("unknown match `{id}`")),
+                None => match self.starting.lock().ok().and_then(|s| s.get(&id).cloned()) {
+                    Some(flag) => {
+                        // Relaxed: the flag publishes no data.
+                        flag.store(true, Ordering::Relaxed);
+                        info!(match_id = %id, "aborted while its start was read");
+                        (200, "aborted".into())
+                    }
+                    None => error(404, format!("unknown match `{id}`")),
+                },
             },
         }
     }
@@ -230,7 +276,7 @@ impl Player {
         }
     }
 
-    fn start(&self, mut req: StartRequest) -> Answer {
+    fn start(&self, mut req: StartRequest, aborted: &AtomicBool) -> Answer {
         let id = req.id.clone();
         req.start_clock = self.clamp(&id, "start", req.start_clock);
         req.play_clock = self.clamp(&id, "play", req.play_clock);
@@ -255,6 +301,12 @@ impl Player {
                 return error(409, format!("match `{id}` is already running"));
             }
             match matches::spawn(self.cfg.clone(), req, budget, memory, tx) {
+                // Relaxed: the flag publishes no data.
+                Ok(h) if aborted.load(Ordering::Relaxed) => {
+                    h.shared.cancel();
+                    all.insert(id.clone(), Entry::Finished(h.shared.life.clone()));
+                    return error(409, format!("match `{id}` was aborted while it started"));
+                }
                 Ok(h) => all.insert(id.clone(), Entry::Running(h)),
                 Err(e) => return error(500, format!("cannot start the match: {e}")),
             };
