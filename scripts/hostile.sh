@@ -60,10 +60,13 @@ for f in million product closure million product closure; do
 done
 wait "${HOSTILE[@]}"
 for j in 1 2 3 4 5 6; do cat "$OUT/h$j.log"; done
-echo "aborts done at $(date +%T); waiting 10 s"
-sleep 10
-LEFT=$(cat /proc/$PID/task/*/comm 2>/dev/null | grep -cE '^[mfb]:h[1-6]$' || true)
-echo "threads of aborted matches left after 10 s: $LEFT"
+ours() { cat /proc/$PID/task/*/comm 2>/dev/null | grep -cE '^[mfb]:h[1-6]$' || true; }
+T0=$(date +%s.%N)
+while [ "$(ours)" -gt 0 ] && [ "$(echo "$(date +%s.%N) - $T0 < 10" | bc)" = 1 ]; do sleep 0.05; done
+echo "aborts answered; threads of the aborted matches gone after $(echo "$(date +%s.%N) - $T0" | bc | cut -c1-5) s (or still there at 10 s)"
+sleep "$(echo "10 - ($(date +%s.%N) - $T0)" | bc | sed 's/^-.*/0/')"
+LEFT=$(ours)
+echo "threads of aborted matches left 10 s after the aborts: $LEFT"
 
 wait $MATCH || true
 kill $SAMPLER 2>/dev/null || true

@@ -98,3 +98,39 @@ fn a_hostile_start_is_played_then_aborted_without_a_trace() {
     assert_eq!(post(&p.url, format!("(start h1 xplayer ({ttt}) 1 1)")), (200, "ready".into()));
     assert_eq!(post(&p.url, "(abort h1)"), (200, "aborted".into()));
 }
+
+/// An abort while a big start request is still being read: the abort is
+/// answered, and so is the start (409), with no match left behind.
+#[test]
+fn a_start_can_be_aborted_while_its_rules_are_read() {
+    let logs = temp_dir("abort-reading");
+    let p = Player::start(&logs, &[]);
+    let baseline = p.threads().len();
+    let mut rules = String::from(
+        "(role a) (init (p)) (<= (legal a x) (true (p))) (<= (next (p)) (true (p))) \
+         (<= terminal (true (q))) (<= (goal a 1) (true (p)))\n",
+    );
+    let mut i = 0;
+    while rules.len() < 12 << 20 {
+        rules.push_str(&format!("(fact{} x{i} (y {i} z{i}))\n", i % 1000));
+        i += 1;
+    }
+    let url = p.url.clone();
+    let start = std::thread::spawn(move || post(&url, format!("(start big a ({rules}) 30 1)")));
+    // Until the body has come the id is unknown (404); then it is aborted.
+    let t = Instant::now();
+    while post(&p.url, "(abort big)") != (200, "aborted".into()) {
+        assert!(t.elapsed() < Duration::from_secs(5), "the start was never known");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (st, body) = start.join().unwrap();
+    // 409 while the request was read; 400 had it just become a match.
+    assert!(st == 409 || st == 400, "{st} {body}");
+    assert!(body.contains("aborted"), "{body}");
+    let t = Instant::now();
+    while p.threads().len() > baseline {
+        assert!(t.elapsed() < Duration::from_secs(10), "threads left: {:?}", p.threads());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!logs.join("propel/big").exists());
+}

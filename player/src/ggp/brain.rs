@@ -221,9 +221,12 @@ where
         if let Some((mv, v, n)) = searched.filter(|s| s.2 > 0) {
             return Ok(Choice { mv, value: Some(v * 100.0), visits: n });
         }
-        let legal = self.legal(role)?;
+        // One move printed, not all of them (a state can have millions).
+        let legal = self.legal_moves(role)?;
         let pick = if self.first_legal { 0 } else { self.rng.below(legal.len().max(1)) };
-        let mv = legal.get(pick).cloned().ok_or_else(|| anyhow!("{} has no legal move", self.roles[role]))?;
-        Ok(Choice { mv, value: None, visits: 0 })
+        let mv = legal.get(pick).copied();
+        self.scratch = legal;
+        let mv = mv.ok_or_else(|| anyhow!("{} has no legal move", self.roles[role]))?;
+        Ok(Choice { mv: self.m().move_kif(mv), value: None, visits: 0 })
     }
 }

@@ -34,7 +34,7 @@ pub const KEPT_BYTES_PER_EDGE: u64 = 300;
 pub const BASE_BYTES: u64 = 32 << 20;
 /// The prover's share: two copies (the match's and the fallback's) of at
 /// most this many bytes of facts each.
-pub const PROVER_BYTES: u64 = 1 << 30;
+pub const PROVER_BYTES: u64 = 2 << 30;
 /// A match gets at most this share of the server's limit.
 pub const MAX_SHARE: f64 = 0.5;
 /// Bytes a build can use per second of start clock: grounding and
@@ -256,7 +256,7 @@ mod tests {
     fn admission_gives_full_budgets_then_the_prover_then_refuses() {
         let m = Memory::new(8 << 30);
         let (a, ba) = m.admit(10_000, 2.0, 500_000).unwrap();
-        assert!(ba.build && ba.bytes < 2 << 30, "{ba:?}");
+        assert!(ba.build && ba.bytes < 3 << 30, "{ba:?}");
         assert!(ba.max_rules > 500_000 && ba.prover_facts > 1_000_000 && ba.pool == 500_000, "{ba:?}");
         // Long clocks ask for more than half the limit: they get half.
         let (b, bb) = m.admit(10_000, 100.0, 500_000).unwrap();

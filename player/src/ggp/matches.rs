@@ -453,8 +453,11 @@ impl Match {
             Refusal::Bad(format!("`{}` is not a role of this game (roles: {})", req.role, roles.join(", ")))
         })?;
         // The prover derives the static facts and the initial state by the
-        // end of the start clock; its flag stays with it (and its clone).
-        let stop = Deadline::at(ready_at).with_cancel(Some(shared.cancel.clone()));
+        // first play's deadline (the handler answers `ready` at the end of
+        // the start clock whatever it does, and the first play waits for
+        // the fallback's legal moves); its flag stays with it (and its clone).
+        let first_play = ready_at + Duration::from_secs_f64(shared.play_clock);
+        let stop = Deadline::at(first_play).with_cancel(Some(shared.cancel.clone()));
         let prover = Prover::with_limits(game.clone(), shared.budget.prover_facts, stop).map_err(|e| {
             if shared.cancelled() {
                 aborted()

@@ -125,7 +125,12 @@ fn watchdog(player: Weak<Player>) {
         }
         over = now_over;
         let Ok(mut all) = p.matches.lock() else { return };
-        all.retain(|_, e| !matches!(e, Entry::Finished(l) if l.threads() == 0));
+        // A match all of whose threads have ended (finished, or left by
+        // its manager, or failed) is forgotten: its id can start again.
+        all.retain(|_, e| match e {
+            Entry::Finished(l) => l.threads() > 0,
+            Entry::Running(h) => h.shared.life.threads() > 0,
+        });
         let now = Instant::now();
         for e in all.values() {
             if let Entry::Running(h) = e {
