@@ -62,9 +62,10 @@ wait "${HOSTILE[@]}"
 for j in 1 2 3 4 5 6; do cat "$OUT/h$j.log"; done
 ours() { cat /proc/$PID/task/*/comm 2>/dev/null | grep -cE '^[mfb]:h[1-6]$' || true; }
 T0=$(date +%s.%N)
-while [ "$(ours)" -gt 0 ] && [ "$(echo "$(date +%s.%N) - $T0 < 10" | bc)" = 1 ]; do sleep 0.05; done
-echo "aborts answered; threads of the aborted matches gone after $(echo "$(date +%s.%N) - $T0" | bc | cut -c1-5) s (or still there at 10 s)"
-sleep "$(echo "10 - ($(date +%s.%N) - $T0)" | bc | sed 's/^-.*/0/')"
+since() { awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.2f", b - a}'; }
+while [ "$(ours)" -gt 0 ] && awk -v t="$(since)" 'BEGIN {exit !(t < 10)}'; do sleep 0.05; done
+echo "threads of the aborted matches gone $(since) s after the aborts were answered (10: still there)"
+sleep "$(awk -v t="$(since)" 'BEGIN {d = 10 - t; printf "%.2f", (d > 0 ? d : 0)}')"
 LEFT=$(ours)
 echo "threads of aborted matches left 10 s after the aborts: $LEFT"
 
