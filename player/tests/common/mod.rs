@@ -104,7 +104,7 @@ impl Player {
     /// Resident memory in MiB.
     pub fn rss_mib(&self) -> u64 {
         let statm = std::fs::read_to_string(format!("/proc/{}/statm", self.child.id())).unwrap_or_default();
-        statm.split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok()).unwrap_or(0) * 4096 >> 20
+        (statm.split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok()).unwrap_or(0) * 4096) >> 20
     }
 }
 
