@@ -409,8 +409,8 @@ mod tests {
     use super::*;
     use std::io::BufRead;
 
-    fn echo() -> Server {
-        let limits = Limits { idle: Duration::from_millis(300), connections: 2, ..Limits::default() };
+    fn echo(connections: usize, idle_ms: u64) -> Server {
+        let limits = Limits { idle: Duration::from_millis(idle_ms), connections, ..Limits::default() };
         let h: Arc<Handler> = Arc::new(|rq: Request| {
             Response::new(200, format!("{} {} {}", rq.method, rq.path, String::from_utf8_lossy(&rq.body)))
         });
@@ -433,7 +433,7 @@ mod tests {
 
     #[test]
     fn bodies_by_length_and_chunks() {
-        let s = echo();
+        let s = echo(16, 300);
         let (st, body) = exchange(s.addr(), b"POST /x HTTP/1.1\r\nContent-Length: 6\r\n\r\n(info)");
         assert_eq!((st.as_str(), body.as_str()), ("HTTP/1.1 200 OK", "POST /x (info)"));
         let raw = b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n(in\r\n3;x=1\r\nfo)\r\n0\r\n\r\n";
@@ -445,7 +445,7 @@ mod tests {
 
     #[test]
     fn limits_and_timeouts() {
-        let s = echo();
+        let s = echo(16, 300);
         let big = format!("POST / HTTP/1.1\r\nContent-Length: {}\r\n\r\n", 17 << 20);
         assert!(exchange(s.addr(), big.as_bytes()).0.contains(" 413 "));
         let long = format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(70 << 10));
@@ -461,14 +461,14 @@ mod tests {
 
     #[test]
     fn stalled_connections_are_bounded_and_dropped() {
-        let s = echo();
+        let s = echo(2, 1000);
         // Two silent connections fill the bound: the third is refused at once.
         let a = TcpStream::connect(s.addr()).unwrap();
         let b = TcpStream::connect(s.addr()).unwrap();
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(300));
         assert!(exchange(s.addr(), b"").0.contains(" 503 "));
         // After the idle timeout they are closed, and requests go through again.
-        std::thread::sleep(Duration::from_millis(600));
+        std::thread::sleep(Duration::from_millis(2000));
         assert!(exchange(s.addr(), b"GET / HTTP/1.1\r\n\r\n").0.contains(" 200 "));
         drop((a, b));
     }
