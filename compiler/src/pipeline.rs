@@ -96,7 +96,11 @@ pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass])
     };
     let plain = build(ground_plain, passes, start);
     let dense = plain.as_ref().map_or(true, |c| c.net.counts().edges >= ELIMINATE_EDGES);
-    let Some(rewrite) = rewrite.filter(|_| dense && share >= ELIMINATE_SHARE) else {
+    // A build stopped from outside (a match's abort or start clock) keeps
+    // the network it has rather than grounding a second time.
+    // Relaxed: the flag publishes no data.
+    let cancelled = limits.cancel.as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed));
+    let Some(rewrite) = rewrite.filter(|_| dense && share >= ELIMINATE_SHARE && !cancelled) else {
         return plain;
     };
     tracing::debug!(share, relations = ?rewrite.touched, "variable elimination: building again");

@@ -1,70 +1,13 @@
 //! The GGP player and game manager over real HTTP: full matches with short
 //! clocks on every bundled game, and requests a manager should never send.
 
-use propel_runtime::{Prover, StateMachine};
-use serde_json::Value;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::time::Duration;
+mod common;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("propel-ggp-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::{agent, check_record, post, records, root, temp_dir, Player};
+use std::path::PathBuf;
+use std::process::Command;
 
 const PLAY_CLOCK: f64 = 1.0;
-
-/// Replays a match record with the prover: every move legal, every answer
-/// in time, no errors, and the recorded goals right.
-fn check_record(game: &Path, rec: &Value) {
-    let g = Arc::new(propel_compiler::load_file(game).unwrap());
-    let mut m = Prover::new(g).unwrap();
-    let roles = m.roles().len();
-    let mut s = m.initial_state().unwrap();
-    let mut legal = Vec::new();
-    let moves = rec["moves"].as_array().unwrap();
-    assert!(!moves.is_empty());
-    for (turn, joint) in moves.iter().enumerate() {
-        let joint = joint.as_array().unwrap();
-        let mut chosen = Vec::new();
-        for r in 0..roles {
-            let want = joint[r].as_str().unwrap();
-            m.legal_moves(&s, r, &mut legal).unwrap();
-            let mv = legal.iter().copied().find(|&l| m.move_kif(l) == want);
-            chosen.push(mv.unwrap_or_else(|| panic!("turn {turn}: `{want}` is not legal")));
-            let err = rec["errors"][turn][r].as_str().unwrap();
-            assert_eq!(err, "", "turn {turn}, role {r}: {err}");
-            let ms = rec["moveTimes"][turn][r].as_f64().unwrap();
-            assert!(ms <= PLAY_CLOCK * 1000.0, "turn {turn}, role {r}: answered after {ms} ms");
-        }
-        s = m.next_state(&s, &chosen).unwrap();
-    }
-    assert!(m.is_terminal(&s).unwrap());
-    for r in 0..roles {
-        assert_eq!(rec["goalValues"][r].as_u64().unwrap(), m.goal(&s, r).unwrap().score() as u64);
-    }
-    assert!(rec["startErrors"].as_array().unwrap().iter().all(|e| e == ""));
-    assert_eq!(rec["isCompleted"], true);
-}
-
-fn records(dir: &Path) -> Vec<Value> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "json") {
-            out.push(serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap());
-        }
-    }
-    out
-}
 
 #[test]
 fn full_matches_over_http_on_every_bundled_game() {
@@ -94,7 +37,7 @@ fn full_matches_over_http_on_every_bundled_game() {
         assert!(o.status.success(), "{}: {}", game.display(), String::from_utf8_lossy(&o.stderr));
         let recs = records(&out);
         assert_eq!(recs.len(), 1, "{}", game.display());
-        check_record(&game, &recs[0]);
+        check_record(&game, &recs[0], PLAY_CLOCK);
         // The MCTS player served its statistics: one line per turn it played.
         let id = recs[0]["matchId"].as_str().unwrap();
         let role0 = recs[0]["gameRoleNames"][0].as_str().unwrap();
@@ -105,52 +48,10 @@ fn full_matches_over_http_on_every_bundled_game() {
     }
 }
 
-/// A `propel serve` process on a free port, killed when dropped.
-struct Player {
-    child: Child,
-    url: String,
-}
-
-impl Player {
-    fn start(log_dir: &Path) -> Player {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_propel"))
-            .args(["serve", "--port", "0", "--host", "127.0.0.1", "--strategy", "mcts", "--margin", "0.2"])
-            .arg("--log-dir")
-            .arg(log_dir)
-            .env("RUST_LOG", "error")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let url = line.trim().strip_prefix("listening on ").unwrap().to_string();
-        Player { child, url }
-    }
-}
-
-impl Drop for Player {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn agent() -> ureq::Agent {
-    ureq::Agent::new_with_config(
-        ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(Duration::from_secs(30))).build(),
-    )
-}
-
-fn post(url: &str, body: impl AsRef<[u8]>) -> (u16, String) {
-    let mut r = agent().post(url).header("Content-Type", "text/acl").send(body.as_ref()).unwrap();
-    (r.status().as_u16(), r.body_mut().read_to_string().unwrap())
-}
-
 #[test]
 fn bad_requests_get_errors_and_the_player_keeps_playing() {
     let logs = temp_dir("serve");
-    let p = Player::start(&logs);
+    let p = Player::start(&logs, &["--max-clock", "3"]);
     let u = p.url.as_str();
     let ttt = std::fs::read_to_string(root().join("games/tictactoe.kif")).unwrap();
 
@@ -209,4 +110,34 @@ fn bad_requests_get_errors_and_the_player_keeps_playing() {
     assert!(stats.lines().any(|l| l.contains("\"phase\":\"play\"")), "{stats}");
     assert_eq!(agent().get(&format!("{u}/matches/nosuch/stats")).call().unwrap().status().as_u16(), 404);
     assert_eq!(post(u, "(info)").0, 200);
+
+    // Clocks over --max-clock (3 s here) are taken as 3 s.
+    let t = std::time::Instant::now();
+    assert_eq!(post(u, format!("(start long xplayer ({ttt}) 1e6 1e6)")), (200, "ready".into()));
+    assert!(t.elapsed().as_secs_f64() < 3.5, "{:?}", t.elapsed());
+    assert_eq!(post(u, "(abort long)"), (200, "aborted".into()));
+    // One log folder per match, `p/q` apart from `p_q`, none for a rejected start.
+    for id in ["p/q", "p_q"] {
+        assert_eq!(post(u, format!("(start {id} xplayer ({ttt}) 1 1)")), (200, "ready".into()));
+        assert_eq!(post(u, format!("(abort {id})")), (200, "aborted".into()));
+    }
+    let mut dirs: Vec<String> = std::fs::read_dir(logs.join("propel"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    dirs.sort();
+    assert_eq!(dirs, ["long", "m1", "m2", "p_2Fq", "p_5Fq"]);
+}
+
+#[test]
+fn error_answers_name_no_path_of_the_server() {
+    // The log folder cannot be made: a file is in the way.
+    let dir = temp_dir("nolog");
+    let blocker = dir.join("file");
+    std::fs::write(&blocker, "").unwrap();
+    let p = Player::start(&blocker, &[]);
+    let ttt = std::fs::read_to_string(root().join("games/tictactoe.kif")).unwrap();
+    let (st, body) = post(&p.url, format!("(start m1 xplayer ({ttt}) 1 1)"));
+    assert_eq!(st, 500, "{body}");
+    assert!(body.contains("statistics") && !body.contains('/'), "{body}");
 }

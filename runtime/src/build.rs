@@ -211,7 +211,11 @@ pub struct Prepared {
 pub fn prepare(game: &Arc<Game>, opts: &BuildOptions) -> Result<Prepared, CompileError> {
     let c = compile(game, &opts.limits, &opts.passes)?;
     let single = PropnetMachine::new(Arc::new(Topology::new(&c.net, c.goal_net.clone())));
-    let split = if opts.passes.contains(&Pass::Split) { try_split(&c, &single) } else { None };
+    // A build stopped from outside (a match's abort or start clock) skips
+    // the split's sample playouts: the network works without it.
+    // Relaxed: the flag publishes no data.
+    let cancelled = opts.limits.cancel.as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed));
+    let split = if opts.passes.contains(&Pass::Split) && !cancelled { try_split(&c, &single) } else { None };
     Ok(Prepared { compiled: c, codegen: opts.codegen.clone(), split, single, lane_net: Default::default() })
 }
 

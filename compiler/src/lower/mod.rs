@@ -23,7 +23,7 @@ mod queries;
 mod top;
 
 pub use layout::{reset_image, Layout, MachineLayout, FORMAT_VERSION};
-pub use options::{CodegenOptions, OptLevel, Regalloc, KEYS as CODEGEN_KEYS};
+pub use options::{Cancel, CodegenOptions, OptLevel, Regalloc, KEYS as CODEGEN_KEYS};
 pub use propel_abi::{game_hash, Export, Fns};
 
 use crate::propnet::Propnet;
@@ -53,6 +53,8 @@ pub enum LowerError {
          the interpreted propnet (--machine propnet) runs it"
     )]
     TooLarge { updates: usize, limit: usize },
+    #[error("code generation cancelled")]
+    Cancelled,
 }
 
 impl From<ModuleError> for LowerError {
@@ -164,9 +166,10 @@ fn generate<M: Module>(
         return Err(e);
     }
     let mut par = parallel::Parallel::new(module, bulk_isa, options);
-    let (exports, layout, mut stats) = emit_all(&mut par, m, game_hash, cpu, options)?;
+    let cancelled = |e: LowerError| if options.cancel.raised() { LowerError::Cancelled } else { e };
+    let (exports, layout, mut stats) = emit_all(&mut par, m, game_hash, cpu, options).map_err(cancelled)?;
     let t = Instant::now();
-    par.finish()?;
+    par.finish().map_err(|e| cancelled(e.into()))?;
     tracing::debug!(seconds = t.elapsed().as_secs_f64(), "machine code");
     stats.functions = module.declarations().get_functions().count();
     Ok((exports, layout, stats))

@@ -37,6 +37,27 @@ impl Regalloc {
     }
 }
 
+/// A flag another thread raises to stop code generation (a match's abort,
+/// or its start clock running out); options compare equal whatever it is.
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(pub Option<std::sync::Arc<std::sync::atomic::AtomicBool>>);
+
+impl Cancel {
+    pub fn raised(&self) -> bool {
+        // Relaxed: the flag publishes no data; a late read only delays the
+        // stop by one function.
+        self.0.as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+impl PartialEq for Cancel {
+    fn eq(&self, _: &Cancel) -> bool {
+        true
+    }
+}
+
+impl Eq for Cancel {}
+
 /// Code generation settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CodegenOptions {
@@ -68,6 +89,9 @@ pub struct CodegenOptions {
     pub dump_asm: bool,
     /// Print Cranelift's time per pass for each worker (stderr).
     pub pass_times: bool,
+    /// Checked between functions: once raised, code generation fails
+    /// with [`super::LowerError::Cancelled`].
+    pub cancel: Cancel,
 }
 
 impl Default for CodegenOptions {
@@ -84,6 +108,7 @@ impl Default for CodegenOptions {
             verify: cfg!(debug_assertions),
             dump_asm: false,
             pass_times: false,
+            cancel: Cancel::default(),
         }
     }
 }

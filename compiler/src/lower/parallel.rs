@@ -33,6 +33,7 @@ pub(crate) struct Parallel<'m, M: Module> {
     threads: usize,
     dump_asm: bool,
     pass_times: bool,
+    cancel: super::options::Cancel,
 }
 
 /// IR instructions held before a batch is compiled: enough for every core
@@ -105,6 +106,7 @@ impl<'m, M: Module> Parallel<'m, M> {
             threads: options.workers(),
             dump_asm: options.dump_asm,
             pass_times: options.pass_times,
+            cancel: options.cancel.clone(),
         }
     }
 
@@ -128,7 +130,7 @@ impl<'m, M: Module> Parallel<'m, M> {
     fn flush(&mut self) -> ModuleResult<()> {
         let pending = std::mem::take(&mut self.pending);
         self.pending_insts = 0;
-        let Parallel { inner, bulk_isa, threads, dump_asm: dump, pass_times, .. } = self;
+        let Parallel { inner, bulk_isa, threads, dump_asm: dump, pass_times, cancel, .. } = self;
         let (dump, pass_times) = (*dump, *pass_times);
         let mut order: Vec<usize> = (0..pending.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(pending[i].1.dfg.num_insts()));
@@ -141,6 +143,9 @@ impl<'m, M: Module> Parallel<'m, M> {
             |ctx, k| {
                 let i = order[k];
                 let (id, func, bulk) = &pending[i];
+                if cancel.raised() {
+                    return (i, Err(cancelled()));
+                }
                 ctx.clear();
                 ctx.func = func.clone();
                 let t = std::time::Instant::now();
@@ -171,6 +176,12 @@ impl<'m, M: Module> Parallel<'m, M> {
         }
         Ok(())
     }
+}
+
+/// What a worker answers once code generation is cancelled
+/// (`generate` reports it as `LowerError::Cancelled`).
+fn cancelled() -> ModuleError {
+    ModuleError::Compilation(cranelift_codegen::CodegenError::Unsupported("code generation cancelled".into()))
 }
 
 fn compile(isa: &dyn isa::TargetIsa, ctx: &mut Context, id: FuncId, dump: bool) -> ModuleResult<Compiled> {
@@ -221,6 +232,9 @@ impl<M: Module> Module for Parallel<'_, M> {
         ctx: &mut Context,
         _ctrl_plane: &mut ControlPlane,
     ) -> ModuleResult<()> {
+        if self.cancel.raised() {
+            return Err(cancelled());
+        }
         let body = std::mem::replace(&mut ctx.func, Function::new());
         self.pending_insts += body.dfg.num_insts();
         self.pending.push((func, body, self.bulk));

@@ -3,6 +3,8 @@
 //! over HTTP, writes each as a ggp.org-style JSON record, and prints a
 //! summary per player.
 
+use crate::cmd::serve::MEMORY_SHARE;
+use crate::ggp::budget::machine_memory;
 use crate::ggp::manager::{pairings, player_name, run_match, Clocks, Seat};
 use crate::ggp::protocol::forms;
 use crate::ggp::server::Server;
@@ -49,6 +51,7 @@ struct Tally {
     draws: usize,
     losses: usize,
     errors: usize,
+    fallbacks: usize,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -62,26 +65,30 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let rules = forms(&game.name, &text)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
 
-    // Built-in players live as long as this command.
+    // Built-in players live as long as this command, and share the memory
+    // a server would have.
+    let builtin = a.players.iter().filter(|p| p.starts_with("builtin:")).count().max(1);
+    let memory = machine_memory().map_or(4 << 30, |m| (m as f64 * MEMORY_SHARE) as u64) / builtin as u64;
     let mut servers = Vec::new();
     let mut seats: Vec<Seat> = Vec::new();
     for p in &a.players {
-        let (label, url) = match p.strip_prefix("builtin:") {
+        let (label, url, seeds) = match p.strip_prefix("builtin:") {
             Some(strategy) => {
                 let n = seats.iter().filter(|s| s.label.starts_with(strategy)).count();
                 let label = if n == 0 { strategy.to_string() } else { format!("{strategy}-{}", n + 1) };
-                let cfg = a.player.config(&label, strategy, Some(a.out.join("logs")))?;
+                let cfg = a.player.config(&label, strategy, Some(a.out.join("logs")), memory)?;
+                let seeds = cfg.seeds.clone();
                 let server = Server::start("127.0.0.1:0", cfg)?;
                 let url = server.url();
                 servers.push(server);
-                (label, url)
+                (label, url, Some(seeds))
             }
             None => {
                 let url = p.trim_end_matches('/').to_string();
-                (player_name(&url).map_or_else(|| url.clone(), |n| format!("{n}@{url}")), url)
+                (player_name(&url).map_or_else(|| url.clone(), |n| format!("{n}@{url}")), url, None)
             }
         };
-        seats.push(Seat { label, url });
+        seats.push(Seat { label, url, seeds });
     }
 
     let roles = game.role_names();
@@ -114,6 +121,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 t.matches += 1;
                 t.goals.push(g as f64);
                 t.errors += out.errors[i];
+                t.fallbacks += out.fallbacks[i];
                 match best_other {
                     Some(o) if g > o => t.wins += 1,
                     Some(o) if g == o => t.draws += 1,
@@ -126,8 +134,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     bar.finish_and_clear();
     println!(
-        "{:<28} {:>7} {:>16} {:>5} {:>5} {:>6} {:>12} {:>6}",
-        "player", "matches", "mean goal (95%)", "wins", "draws", "losses", "score (95%)", "errors"
+        "{:<28} {:>7} {:>16} {:>5} {:>5} {:>6} {:>12} {:>6} {:>9}",
+        "player", "matches", "mean goal (95%)", "wins", "draws", "losses", "score (95%)", "errors", "fallbacks"
     );
     for (s, t) in seats.iter().zip(&tally) {
         let (mean, half) = mean_ci(&t.goals);
@@ -143,8 +151,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
             format!("{:.0}% ± {:.0}", 100.0 * m, 100.0 * h)
         };
         println!(
-            "{:<28} {:>7} {:>9.1} ± {:<4.1} {:>5} {:>5} {:>6} {:>12} {:>6}",
-            s.label, t.matches, mean, half, t.wins, t.draws, t.losses, score, t.errors
+            "{:<28} {:>7} {:>9.1} ± {:<4.1} {:>5} {:>5} {:>6} {:>12} {:>6} {:>9}",
+            s.label, t.matches, mean, half, t.wins, t.draws, t.losses, score, t.errors, t.fallbacks
         );
     }
     println!("records in {}", a.out.display());

@@ -1,10 +1,15 @@
 //! `propel serve --port 9147`: the GGP player over HTTP.
 
+use crate::ggp::budget::{machine_memory, parse_size};
 use crate::ggp::server::Server;
 use crate::ggp::PlayerArgs;
-use anyhow::Result;
+use anyhow::{bail, Result};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
+
+/// Share of the machine's memory the player uses when `--max-memory` is not given.
+pub const MEMORY_SHARE: f64 = 0.5;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -17,22 +22,51 @@ pub struct Args {
     /// The name answered to `(info)`.
     #[arg(long, default_value = "propel")]
     name: String,
-    /// mcts, random or legal.
+    /// mcts, uct, random or legal.
     #[arg(long, default_value = "mcts")]
     strategy: String,
     /// Per-match logs and statistics go under DIR/NAME/MATCH_ID/.
     #[arg(long, default_value = "propel-logs")]
     log_dir: PathBuf,
+    /// Memory for all matches together (e.g. 8G, 512M; default: half the
+    /// machine's). Each start reserves its budget from it.
+    #[arg(long)]
+    max_memory: Option<String>,
+    /// Connections served at once (more get 503).
+    #[arg(long, default_value_t = 128)]
+    max_connections: usize,
+    /// Seconds to wait for the next bytes of a request before dropping it.
+    #[arg(long, default_value_t = 10.0)]
+    read_timeout: f64,
     #[command(flatten)]
     player: PlayerArgs,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
-    let cfg = a.player.config(&a.name, &a.strategy, Some(a.log_dir.clone()))?;
+    let max_memory = match &a.max_memory {
+        Some(s) => parse_size(s).map_err(anyhow::Error::msg)?,
+        None => machine_memory().map_or(4 << 30, |m| (m as f64 * MEMORY_SHARE) as u64),
+    };
+    if !(a.read_timeout.is_finite() && (0.1..=3600.0).contains(&a.read_timeout)) {
+        bail!("--read-timeout must be between 0.1 and 3600 seconds, not {}", a.read_timeout);
+    }
+    if !(1..=100_000).contains(&a.max_connections) {
+        bail!("--max-connections must be between 1 and 100000, not {}", a.max_connections);
+    }
+    let mut cfg = a.player.config(&a.name, &a.strategy, Some(a.log_dir.clone()), max_memory)?;
+    cfg.http.connections = a.max_connections;
+    cfg.http.idle = Duration::from_secs_f64(a.read_timeout);
     let server = Server::start(&format!("{}:{}", a.host, a.port), cfg)?;
     // The first line on stdout is the address, for scripts that start us on port 0.
     println!("listening on {}", server.url());
-    tracing::info!("player {} ({}) listening on {}; logs in {}", a.name, a.strategy, server.url(), a.log_dir.display());
+    tracing::info!(
+        "player {} ({}) listening on {}; logs in {}; memory limit {} MiB",
+        a.name,
+        a.strategy,
+        server.url(),
+        a.log_dir.display(),
+        max_memory >> 20
+    );
     server.wait();
     Ok(ExitCode::SUCCESS)
 }

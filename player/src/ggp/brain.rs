@@ -3,12 +3,22 @@
 //! match can switch machines (prover, then propnet, then JIT) as they are
 //! built, replaying the moves so far on the new one.
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, Result};
 use propel_runtime::mcts::uct::PlainUct;
 use propel_runtime::mcts::{Config, Factored, Interrupt, Search, Stats};
 use propel_runtime::simulate::Simulator;
 use propel_runtime::Rng;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// A joint move from the manager that is not legal here (or has the
+/// wrong number of moves): the manager's mistake, not the machine's.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Illegal(pub String);
+
+/// Searches that cannot be interrupted run in slices of this length, so
+/// that a command or an abort waits for one slice at most.
+const SLICE: Duration = Duration::from_millis(50);
 
 /// How a player picks its moves.
 #[derive(Clone, Debug)]
@@ -43,8 +53,9 @@ pub trait Brain: Send {
     /// Plays a joint move (KIF, one per role in role order). Refuses, and
     /// keeps the state, when a move is not legal.
     fn advance(&mut self, joint: &[String]) -> Result<()>;
-    /// Searches until `deadline`, or until `interrupt` says so; `None`
-    /// for strategies that do not search.
+    /// Searches until `deadline`, or until `interrupt` says so (some
+    /// searches return earlier, after a slice: call again); `None` for
+    /// strategies that do not search.
     fn think(&mut self, deadline: Instant, interrupt: &Interrupt<'_>) -> Result<Option<Stats>>;
     /// `role`'s move now.
     fn choose(&mut self, role: usize) -> Result<Choice>;
@@ -155,7 +166,7 @@ where
 
     fn advance(&mut self, joint: &[String]) -> Result<()> {
         if joint.len() != self.roles.len() {
-            bail!("{} moves for {} roles", joint.len(), self.roles.len());
+            return Err(Illegal(format!("{} moves for {} roles", joint.len(), self.roles.len())).into());
         }
         let mut chosen = Vec::with_capacity(joint.len());
         for (r, kif) in joint.iter().enumerate() {
@@ -164,7 +175,7 @@ where
             self.scratch = moves;
             match found {
                 Some(mv) => chosen.push(mv),
-                None => bail!("`{kif}` is not a legal move of {}", self.roles[r]),
+                None => return Err(Illegal(format!("`{kif}` is not a legal move of {}", self.roles[r])).into()),
             }
         }
         let s = self.state.clone();
@@ -182,10 +193,10 @@ where
     fn think(&mut self, deadline: Instant, interrupt: &Interrupt<'_>) -> Result<Option<Stats>> {
         match &mut self.engine {
             Engine::Search(s) => Ok(Some(s.run_until(deadline, interrupt)?)),
-            Engine::Factored(f) => Ok(Some(f.run(deadline)?)),
+            Engine::Factored(f) => Ok(Some(f.run(deadline.min(Instant::now() + SLICE))?)),
             Engine::Uct(u) => {
                 let t = Instant::now();
-                let iterations = u.run(deadline)?;
+                let iterations = u.run(deadline.min(t + SLICE))?;
                 Ok(Some(Stats {
                     seconds: t.elapsed().as_secs_f64(),
                     iterations,
@@ -210,9 +221,12 @@ where
         if let Some((mv, v, n)) = searched.filter(|s| s.2 > 0) {
             return Ok(Choice { mv, value: Some(v * 100.0), visits: n });
         }
-        let legal = self.legal(role)?;
+        // One move printed, not all of them (a state can have millions).
+        let legal = self.legal_moves(role)?;
         let pick = if self.first_legal { 0 } else { self.rng.below(legal.len().max(1)) };
-        let mv = legal.get(pick).cloned().ok_or_else(|| anyhow!("{} has no legal move", self.roles[role]))?;
-        Ok(Choice { mv, value: None, visits: 0 })
+        let mv = legal.get(pick).copied();
+        self.scratch = legal;
+        let mv = mv.ok_or_else(|| anyhow!("{} has no legal move", self.roles[role]))?;
+        Ok(Choice { mv: self.m().move_kif(mv), value: None, visits: 0 })
     }
 }

@@ -18,16 +18,25 @@ use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::Layer;
 
 /// The folder of a match's log and statistics: `LOG_DIR/PLAYER/MATCH`,
-/// with characters that could leave the folder replaced.
+/// each name escaped so that it stays inside its folder and two names
+/// never share one (`p/q` and `p_q` differ).
 pub fn match_dir(log_dir: &Path, player: &str, id: &str) -> PathBuf {
     log_dir.join(safe_name(player)).join(safe_name(id))
 }
 
+/// `s` with every byte other than ASCII letters, digits, `-` and a `.`
+/// not in front written `_XX` (hex): one-to-one, since `_` is escaped too.
 fn safe_name(s: &str) -> String {
-    let mut out: String =
-        s.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect();
-    if out.is_empty() || out.starts_with('.') {
-        out.insert(0, '_');
+    let mut out = String::with_capacity(s.len());
+    for (i, b) in s.bytes().enumerate() {
+        if b.is_ascii_alphanumeric() || b == b'-' || (b == b'.' && i > 0) {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "_{b:02X}");
+        }
+    }
+    if out.is_empty() {
+        out.push('_');
     }
     out
 }
@@ -184,5 +193,21 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for MatchFiles {
             }
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_escaped_one_to_one() {
+        let d = Path::new("logs");
+        assert_ne!(match_dir(d, "p", "p/q"), match_dir(d, "p", "p_q"));
+        assert_eq!(match_dir(d, "propel", "m.1-a"), Path::new("logs/propel/m.1-a"));
+        assert_eq!(safe_name("../x"), "_2E._2Fx");
+        assert_eq!(safe_name("p_q"), "p_5Fq");
+        assert_eq!(safe_name(""), "_");
+        assert_ne!(safe_name(""), safe_name("_"));
     }
 }

@@ -5,6 +5,7 @@
 //! and recorded as an error. Each match is written as JSON with the fields
 //! of ggp.org's match records.
 
+use super::matches::{mix, MatchSeeds};
 use super::protocol::{forms, moves_kif, parse_move};
 use anyhow::{anyhow, bail, Context as _, Result};
 use propel_compiler::Game;
@@ -20,6 +21,8 @@ use tracing::{info, warn};
 pub struct Seat {
     pub label: String,
     pub url: String,
+    /// A player in this process: where to put its seed for each match.
+    pub seeds: Option<MatchSeeds>,
 }
 
 #[derive(Clone, Debug)]
@@ -35,6 +38,9 @@ pub struct Outcome {
     pub goals: Vec<u8>,
     /// Errors per seat (timeouts, illegal or malformed moves, start failures).
     pub errors: Vec<usize>,
+    /// Moves each seat's player says it answered by its fallback (from
+    /// the statistics it serves).
+    pub fallbacks: Vec<usize>,
 }
 
 fn now_ms() -> u64 {
@@ -128,6 +134,12 @@ pub fn run_match(
         seats.iter().zip(&roles).map(|(s, r)| format!("{} as {r}", s.label)).collect::<Vec<_>>().join(", ")
     );
 
+    // Players in this process play with a seed of this match and seat.
+    for (i, (seat, role)) in seats.iter().zip(&roles).enumerate() {
+        if let Some(Ok(mut m)) = seat.seeds.as_ref().map(|s| s.lock()) {
+            m.insert(format!("{id} {role}"), mix(seed, i as u64 + 1));
+        }
+    }
     let mut start_errors = Vec::new();
     let rules_text = rules.join(" ");
     let starts: Vec<String> = roles
@@ -209,11 +221,16 @@ pub fn run_match(
 
     // Statistics, from players that serve them.
     let stats_dir = dir.join(id);
-    for (seat, role) in seats.iter().zip(&roles) {
+    let mut fallbacks = vec![0usize; seats.len()];
+    for (i, (seat, role)) in seats.iter().zip(&roles).enumerate() {
         let url = format!("{}/matches/{id}/stats", seat.url.trim_end_matches('/'));
         if let Ok(mut resp) = agent(5.0).get(&url).call() {
             if resp.status() == 200 {
                 if let Ok(text) = resp.body_mut().read_to_string() {
+                    fallbacks[i] = text.lines().filter(|l| l.contains("\"event\":\"fallback\"")).count();
+                    if fallbacks[i] > 0 {
+                        warn!("{}: answered {} moves by its fallback (its search was late)", seat.label, fallbacks[i]);
+                    }
                     std::fs::create_dir_all(&stats_dir)?;
                     std::fs::write(stats_dir.join(format!("{role}.stats.jsonl")), text)?;
                 }
@@ -235,6 +252,7 @@ pub fn run_match(
         "moveTimes": move_times,
         "errors": errors,
         "startErrors": start_errors,
+        "playerFallbacks": fallbacks,
         "goalValues": goals,
         "isCompleted": true,
         "isAborted": false,
@@ -242,7 +260,7 @@ pub fn run_match(
     let path = dir.join(format!("{id}.json"));
     std::fs::write(&path, serde_json::to_string_pretty(&record)?)
         .with_context(|| format!("writing {}", path.display()))?;
-    Ok(Outcome { goals, errors: errors_by_seat })
+    Ok(Outcome { goals, errors: errors_by_seat, fallbacks })
 }
 
 fn state_text(m: &mut Prover, s: &<Prover as StateMachine>::State) -> String {

@@ -3,28 +3,41 @@
 //! HTTP handlers over a channel, searches while it waits for them
 //! (pondering), and switches to faster machines as a background builder
 //! finishes them (prover first, then interpreted propnet, then JIT).
+//!
+//! Beside it a fallback thread follows the match on a machine of its own
+//! (the prover, then the interpreted propnet) and answers each turn's
+//! legal moves, so that a handler whose search is late still answers a
+//! move legal in the current state. Every thread a match starts holds
+//! [`Alive`]; the match's cancel flag stops them all (abort, stop, a
+//! match thread that ends), and the build flag stops the builder alone
+//! (the start clock, the server's memory).
 
-use super::brain::{Brain, Choice, MachineBrain, Strategy};
+use super::brain::{Brain, Choice, Illegal, MachineBrain, Strategy};
+use super::budget::{Budget, Reservation};
 use super::logs::match_dir;
 use crate::machines::MachineKind;
-use anyhow::{anyhow, Context as _, Result};
-use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TryRecvError};
-use propel_compiler::Game;
-use propel_runtime::analysis::analyse;
+use anyhow::{anyhow, Result};
+use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use propel_compiler::lower::Cancel;
+use propel_compiler::{Deadline, Game};
+use propel_runtime::analysis::analyse_until;
 use propel_runtime::build::{prepare, BuildOptions};
 use propel_runtime::mcts::Stats;
-use propel_runtime::{Hybrid, Prover};
+use propel_runtime::{Hybrid, Prover, Rng};
+use rustc_hash::FxHashMap;
 use serde_json::json;
 use std::io::Write as _;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use tracing::{debug, info, info_span, warn};
 
 /// What the background builder sends a match.
 pub enum Built {
-    /// A brain on a faster machine, at the initial state.
-    Brain(Box<dyn Brain>),
+    /// A brain on a faster machine, at the initial state, and a plain
+    /// brain on the same kind of machine for the fallback thread.
+    Brain(Box<dyn Brain>, Option<Box<dyn Brain>>),
     /// The meta-game analysis, for the statistics file.
     Analysis(serde_json::Value),
     /// A puzzle's winning line, found by the solver.
@@ -32,6 +45,9 @@ pub enum Built {
     /// The build plan, for the statistics file.
     Plan(serde_json::Value),
 }
+
+/// Seeds an in-process manager chose, by `"MATCH_ID ROLE"`.
+pub type MatchSeeds = Arc<Mutex<FxHashMap<String, u64>>>;
 
 /// How a player plays its matches.
 #[derive(Clone, Debug)]
@@ -54,9 +70,20 @@ pub struct PlayerConfig {
     /// Use the hybrid machine (tree on the propnet, rollouts in batches on
     /// the JIT's lanes) where the lanes measure far faster.
     pub lanes: bool,
+    /// Every match's seed derives from it, the match id and the role
+    /// (unless `seeds` holds one for the match).
     pub seed: u64,
+    pub seeds: MatchSeeds,
     /// How the background builder builds (grounding, passes, code generation).
     pub build: BuildOptions,
+    /// Clocks longer than this (seconds) are taken as this long.
+    pub max_clock: f64,
+    /// The server's memory limit in bytes, shared by its matches.
+    pub max_memory: u64,
+    pub http: super::http::Limits,
+    /// Test hook: the search never answers, so that every move comes
+    /// from the handlers' fallback.
+    pub stall_search: bool,
 }
 
 impl PlayerConfig {
@@ -64,29 +91,189 @@ impl PlayerConfig {
     pub fn margin_for(&self, clock: f64) -> Duration {
         Duration::from_secs_f64(self.margin.min(0.3 * clock).max(0.0))
     }
+
+    /// The seed of `role`'s play in match `id`: the one an in-process
+    /// manager registered, else one derived from `seed`, the id and the role.
+    pub fn match_seed(&self, id: &str, role: &str) -> u64 {
+        let key = format!("{id} {role}");
+        if let Some(s) = self.seeds.lock().ok().and_then(|mut m| m.remove(&key)) {
+            return s;
+        }
+        mix(mix(self.seed, text_hash(id)), text_hash(role))
+    }
 }
 
-/// A request from an HTTP handler. Replies are the response body, or an
-/// error message.
+/// SplitMix64's finaliser over the two words: seeds that differ in one
+/// bit give unrelated streams.
+pub fn mix(a: u64, b: u64) -> u64 {
+    let mut z = a ^ b.rotate_left(32) ^ 0x9e37_79b9_7f4a_7c15;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// FNV-1a: the same on every run and platform (unlike std's hasher).
+fn text_hash(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// Why a request got no move: the manager's mistake (400) or ours.
+#[derive(Clone, Debug)]
+pub enum Refusal {
+    Bad(String),
+    Failed(String),
+}
+
+impl Refusal {
+    fn of(e: anyhow::Error) -> Refusal {
+        if e.downcast_ref::<Illegal>().is_some() {
+            Refusal::Bad(format!("{e:#}"))
+        } else {
+            Refusal::Failed(format!("{e:#}"))
+        }
+    }
+}
+
+/// A request from an HTTP handler to the match thread.
 pub enum Command {
-    Play { moves: Option<Vec<String>>, deadline: Instant, reply: Sender<Result<String, String>> },
-    Stop { moves: Option<Vec<String>>, reply: Sender<Result<String, String>> },
+    Play { moves: Option<Vec<String>>, deadline: Instant, reply: Sender<Result<String, Refusal>> },
+    Stop { moves: Option<Vec<String>>, reply: Sender<Result<(), Refusal>> },
     Abort,
 }
 
-/// What the handlers can read without asking the match thread: our legal
-/// moves in the latest state, for a move in time when the thread is late.
+/// A request to the fallback thread.
+pub enum Job {
+    /// Apply the turn's joint move (none on the first turn) and answer
+    /// our legal moves in the new state.
+    Turn { moves: Option<Vec<String>>, reply: Sender<Result<Vec<String>, Refusal>> },
+    /// Go on on this machine (at the initial state), once it has replayed
+    /// the moves so far.
+    Upgrade(Box<dyn Brain>),
+}
+
+/// The threads a match started that are still running, and the memory
+/// they hold: given back, and the allocator trimmed, when the last ends.
 #[derive(Default)]
-pub struct Snapshot {
-    pub turn: usize,
-    pub legal: Vec<String>,
+pub struct Life {
+    threads: AtomicUsize,
+    memory: Mutex<Option<Reservation>>,
+}
+
+/// Held by each thread of a match.
+pub struct Alive(Arc<Life>);
+
+impl Life {
+    pub fn enter(self: &Arc<Self>) -> Alive {
+        // Relaxed: counting up needs no order; see `Alive::drop`.
+        self.threads.fetch_add(1, Ordering::Relaxed);
+        Alive(self.clone())
+    }
+
+    pub fn threads(&self) -> usize {
+        self.threads.load(Ordering::Acquire)
+    }
+
+    /// Gives `bytes` of the match's reservation back (at most what it holds).
+    fn give_back(&self, bytes: u64) {
+        if let Ok(mut m) = self.memory.lock() {
+            if let Some(r) = m.as_mut() {
+                r.shrink(bytes);
+            }
+        }
+    }
+}
+
+/// The build's memory, given back when the builder ends (after what it
+/// built and dropped is freed), less what the machines it built keep.
+struct BuildMemory<'a> {
+    shared: &'a Shared,
+    kept: u64,
+}
+
+impl Drop for BuildMemory<'_> {
+    fn drop(&mut self) {
+        self.shared.life.give_back(self.shared.budget.build_bytes.saturating_sub(self.kept));
+    }
+}
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        // AcqRel: the last thread out acquires every other thread's
+        // release, so all that they freed is freed before the trim.
+        if self.0.threads.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let held = self.0.memory.lock().ok().and_then(|mut m| m.take());
+            drop(held);
+            super::budget::trim();
+        }
+    }
+}
+
+/// What the handlers and the match's threads share.
+pub struct Shared {
+    pub id: String,
+    /// Raised: every thread of the match stops.
+    pub cancel: Arc<AtomicBool>,
+    /// Raised: the builder stops (grounding, analysis, code generation).
+    pub build_cancel: Arc<AtomicBool>,
+    /// When the builder must be done (the end of the start clock).
+    pub build_deadline: Instant,
+    pub life: Arc<Life>,
+    pub budget: Budget,
+    pub play_clock: f64,
+    /// The match's log span, once the rules are accepted (the handlers
+    /// log fallbacks in it).
+    pub span: OnceLock<tracing::Span>,
+    stats: OnceLock<Mutex<std::fs::File>>,
+    /// Why the match could not go on, for the handlers' answers.
+    pub failure: Mutex<Option<String>>,
+    /// Picks the fallback's moves.
+    pub rng: Mutex<Rng>,
+}
+
+impl Shared {
+    /// Stops every thread of the match.
+    pub fn cancel(&self) {
+        // Relaxed: the flags publish no data; a thread reads them at its
+        // next check, which bounds how long it runs on.
+        self.build_cancel.store(true, Ordering::Relaxed);
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    pub fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// Writes one line to `stats.jsonl`.
+    pub fn record(&self, line: &serde_json::Value) {
+        if let Some(f) = self.stats.get() {
+            if let Ok(mut f) = f.lock() {
+                // A line lost to a full disk is not worth stopping a match for.
+                let _ = writeln!(f, "{line}");
+            }
+        }
+    }
+
+    fn fail(&self, why: &str) {
+        if let Ok(mut f) = self.failure.lock() {
+            f.get_or_insert_with(|| why.to_string());
+        }
+    }
+}
+
+/// Raises the match's cancel flag when the match thread ends, however it ends.
+struct CancelOnDrop(Arc<Shared>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
 }
 
 /// The handlers' side of a running match.
 pub struct MatchHandle {
     pub commands: Sender<Command>,
-    pub snapshot: Arc<Mutex<Snapshot>>,
-    pub play_clock: f64,
+    pub jobs: Sender<Job>,
+    pub shared: Arc<Shared>,
 }
 
 pub struct StartRequest {
@@ -98,26 +285,66 @@ pub struct StartRequest {
     pub received: Instant,
 }
 
-/// Starts a match thread. `ready` gets `Ok("ready")` shortly before the
-/// start clock runs out, or the reason the match cannot be played.
-pub fn spawn(cfg: Arc<PlayerConfig>, req: StartRequest, ready: Sender<Result<String, String>>) -> Result<MatchHandle> {
-    let (tx, rx) = bounded(16);
-    let snapshot = Arc::new(Mutex::new(Snapshot::default()));
-    let handle = MatchHandle { commands: tx, snapshot: snapshot.clone(), play_clock: req.play_clock };
-    let name = format!("match-{}", req.id);
-    std::thread::Builder::new().name(name).spawn(move || {
-        let dir = cfg.log_dir.as_ref().map(|d| match_dir(d, &cfg.name, &req.id));
-        let span = info_span!("match", player = %cfg.name, id = %req.id);
-        let _enter = span.enter();
-        match Match::start(cfg, req, dir, rx, snapshot, &ready) {
-            Ok(mut m) => m.serve(),
+/// Starts a match thread with `budget` (what `memory` holds). `ready`
+/// gets `Ok` shortly before the start clock runs out, or the reason the
+/// match cannot be played.
+pub fn spawn(
+    cfg: Arc<PlayerConfig>,
+    req: StartRequest,
+    budget: Budget,
+    memory: Reservation,
+    ready: Sender<Result<(), Refusal>>,
+) -> Result<MatchHandle> {
+    let (commands, command_rx) = unbounded();
+    let (jobs, job_rx) = unbounded();
+    let ready_at = req.received + Duration::from_secs_f64(req.start_clock) - cfg.margin_for(req.start_clock);
+    let seed = cfg.match_seed(&req.id, &req.role);
+    let life = Arc::new(Life::default());
+    if let Ok(mut m) = life.memory.lock() {
+        *m = Some(memory);
+    }
+    let shared = Arc::new(Shared {
+        id: req.id.clone(),
+        cancel: Arc::new(AtomicBool::new(false)),
+        build_cancel: Arc::new(AtomicBool::new(false)),
+        build_deadline: ready_at,
+        life: life.clone(),
+        budget,
+        play_clock: req.play_clock,
+        span: OnceLock::new(),
+        stats: OnceLock::new(),
+        failure: Mutex::new(None),
+        rng: Mutex::new(Rng::new(mix(seed, 0xfa11))),
+    });
+    let handle = MatchHandle { commands, jobs: jobs.clone(), shared: shared.clone() };
+    let alive = life.enter();
+    std::thread::Builder::new().name(thread_name("m", &req.id)).spawn(move || {
+        let _alive = alive;
+        let _stop = CancelOnDrop(shared.clone());
+        let r = Match::start(cfg, req, seed, ready_at, shared.clone(), command_rx, jobs, job_rx, &ready);
+        match r {
+            Ok(mut m) => {
+                let span = m.shared.span.get().cloned().unwrap_or_else(tracing::Span::none);
+                span.in_scope(|| m.serve());
+            }
             Err(e) => {
-                warn!("cannot play: {e:#}");
-                let _ = ready.send(Err(format!("{e:#}")));
+                let why = match &e {
+                    Refusal::Bad(s) | Refusal::Failed(s) => s.clone(),
+                };
+                debug!(match_id = %shared.id, "cannot play: {why}");
+                shared.fail(&why);
+                let _ = ready.send(Err(e));
             }
         }
     })?;
     Ok(handle)
+}
+
+/// A match thread's name: `KIND:ID` (what `/proc/PID/task/*/comm` shows,
+/// cut at 15 bytes there), printable ASCII only.
+fn thread_name(kind: &str, id: &str) -> String {
+    let id: String = id.chars().map(|c| if c.is_ascii_graphic() { c } else { '_' }).take(40).collect();
+    format!("{kind}:{id}")
 }
 
 /// Search totals between two replies.
@@ -173,8 +400,10 @@ fn abandon_after(play_clock: f64) -> Duration {
 /// picked up quickly.
 const SLICE: Duration = Duration::from_millis(100);
 
+/// How often waiting threads look at the cancel flag.
+const POLL: Duration = Duration::from_millis(20);
+
 struct Match {
-    id: String,
     role: usize,
     game: Arc<Game>,
     brain: Box<dyn Brain>,
@@ -184,50 +413,98 @@ struct Match {
     /// A puzzle's solution: the moves to play, turn by turn.
     plan: Option<Vec<String>>,
     commands: Receiver<Command>,
-    snapshot: Arc<Mutex<Snapshot>>,
-    play_clock: f64,
-    stats: Option<std::fs::File>,
+    /// New machines for the fallback thread.
+    jobs: Sender<Job>,
+    shared: Arc<Shared>,
     acc: Acc,
     started: Instant,
     last_command: Instant,
     search: bool,
+    stall: bool,
 }
 
 impl Match {
+    /// Reads the rules, builds the prover, starts the fallback thread and
+    /// the builder, and searches until the start clock (less the margin)
+    /// runs out. Nothing is written to the log folder before the rules,
+    /// the role and the prover are accepted.
+    #[allow(clippy::too_many_arguments)]
     fn start(
         cfg: Arc<PlayerConfig>,
         req: StartRequest,
-        dir: Option<PathBuf>,
+        seed: u64,
+        ready_at: Instant,
+        shared: Arc<Shared>,
         commands: Receiver<Command>,
-        snapshot: Arc<Mutex<Snapshot>>,
-        ready: &Sender<Result<String, String>>,
-    ) -> Result<Match> {
-        let ready_at = req.received + Duration::from_secs_f64(req.start_clock) - cfg.margin_for(req.start_clock);
+        jobs: Sender<Job>,
+        job_rx: Receiver<Job>,
+        ready: &Sender<Result<(), Refusal>>,
+    ) -> Result<Match, Refusal> {
+        let aborted = || Refusal::Bad("the match was aborted while it started".into());
         let game = propel_compiler::load(&format!("match {}", req.id), req.rules.as_bytes())
-            .map_err(|e| anyhow!("the rules: {e}"))?;
+            .map_err(|e| Refusal::Bad(format!("the rules: {e}")))?;
+        drop(req.rules);
+        if shared.cancelled() {
+            return Err(aborted());
+        }
         let game = Arc::new(game);
         let roles = game.role_names();
-        let role = roles
-            .iter()
-            .position(|r| *r == req.role)
-            .ok_or_else(|| anyhow!("`{}` is not a role of this game (roles: {})", req.role, roles.join(", ")))?;
-        info!(role = %req.role, start_clock = req.start_clock, play_clock = req.play_clock, "start");
-        let prover = Prover::new(game.clone())?;
-        let brain: Box<dyn Brain> = Box::new(MachineBrain::new("prover", prover, &cfg.strategy, cfg.seed)?);
-        let (btx, builds) = bounded(4);
-        let search = matches!(cfg.strategy, Strategy::Mcts(_) | Strategy::Uct);
-        if search {
-            spawn_builder(cfg.clone(), game.clone(), req.start_clock, btx)?;
-        }
-        let stats = match &dir {
-            Some(d) => {
-                std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-                Some(std::fs::File::create(d.join("stats.jsonl")).context("creating stats.jsonl")?)
+        let role = roles.iter().position(|r| *r == req.role).ok_or_else(|| {
+            Refusal::Bad(format!("`{}` is not a role of this game (roles: {})", req.role, roles.join(", ")))
+        })?;
+        // The prover derives the static facts and the initial state by the
+        // first play's deadline (the handler answers `ready` at the end of
+        // the start clock whatever it does, and the first play waits for
+        // the fallback's legal moves); its flag stays with it (and its clone).
+        let first_play = ready_at + Duration::from_secs_f64(shared.play_clock);
+        let stop = Deadline::at(first_play).with_cancel(Some(shared.cancel.clone()));
+        let prover = Prover::with_limits(game.clone(), shared.budget.prover_facts, stop).map_err(|e| {
+            if shared.cancelled() {
+                aborted()
+            } else {
+                Refusal::Failed(format!("the prover: {e}"))
             }
-            None => None,
-        };
+        })?;
+
+        let span = info_span!("match", player = %cfg.name, id = %req.id);
+        let _ = shared.span.set(span.clone());
+        let _enter = span.enter();
+        if let Some(d) = &cfg.log_dir {
+            let dir = match_dir(d, &cfg.name, &req.id);
+            match std::fs::create_dir_all(&dir).and_then(|_| std::fs::File::create(dir.join("stats.jsonl"))) {
+                Ok(f) => {
+                    let _ = shared.stats.set(Mutex::new(f));
+                }
+                // The answer names no path of ours; the log does.
+                Err(e) => {
+                    warn!("cannot write statistics in {}: {e}", dir.display());
+                    return Err(Refusal::Failed("cannot write the match's statistics".into()));
+                }
+            }
+        }
+        let b = &shared.budget;
+        info!(
+            role = %req.role, start_clock = req.start_clock, play_clock = req.play_clock, seed,
+            "start (budget {} MiB: prover {} facts, {}, pool {} nodes)",
+            b.bytes >> 20, b.prover_facts,
+            if b.build { format!("builds up to {} rules", b.max_rules) } else { "no builds: the prover alone".into() },
+            b.pool
+        );
+        let mut strategy = cfg.strategy.clone();
+        if let Strategy::Mcts(c) = &mut strategy {
+            c.seed = seed;
+            c.pool = c.pool.min(b.pool);
+        }
+        let twin = MachineBrain::new("prover", prover.clone(), &Strategy::Legal, seed).map_err(Refusal::of)?;
+        spawn_fallback(Box::new(twin), role, job_rx, shared.clone()).map_err(Refusal::of)?;
+        let brain: Box<dyn Brain> =
+            Box::new(MachineBrain::new("prover", prover, &strategy, seed).map_err(Refusal::of)?);
+        let (btx, builds) = crossbeam_channel::bounded(4);
+        let search = matches!(cfg.strategy, Strategy::Mcts(_) | Strategy::Uct);
+        if search && b.build {
+            spawn_builder(cfg.clone(), strategy, seed, game.clone(), shared.clone(), btx).map_err(Refusal::of)?;
+        }
         let mut m = Match {
-            id: req.id,
             role,
             game,
             brain,
@@ -235,31 +512,39 @@ impl Match {
             builds,
             plan: None,
             commands,
-            snapshot,
-            play_clock: req.play_clock,
-            stats,
+            jobs,
+            shared,
             acc: Acc::default(),
             started: req.received,
             last_command: req.received,
             search,
+            stall: cfg.stall_search,
         };
-        m.publish()?;
         // Use the whole start clock: build, switch, and search the first move.
-        m.think_until(ready_at)?;
+        m.think_until(ready_at).map_err(Refusal::of)?;
+        if m.shared.cancelled() {
+            return Err(aborted());
+        }
         m.record(json!({"phase": "start", "machine": m.brain.machine()}));
-        let _ = ready.send(Ok("ready".into()));
+        let _ = ready.send(Ok(()));
         Ok(m)
     }
 
     fn serve(&mut self) {
         loop {
+            if self.shared.cancelled() {
+                return;
+            }
             let cmd = if self.search && !self.brain.terminal().unwrap_or(true) {
                 match self.commands.try_recv() {
-                    Ok(c) => Some(c),
+                    Ok(c) => c,
                     Err(TryRecvError::Empty) => {
                         // Ponders until a command (or a new machine) comes.
-                        let _ = self.think_until(self.last_command + abandon_after(self.play_clock));
-                        if self.last_command.elapsed() > abandon_after(self.play_clock) {
+                        if let Err(e) = self.think_until(self.last_command + abandon_after(self.shared.play_clock)) {
+                            warn!("pondering: {e:#}");
+                            std::thread::sleep(POLL);
+                        }
+                        if self.last_command.elapsed() > abandon_after(self.shared.play_clock) {
                             warn!("no command for too long; leaving the match");
                             return;
                         }
@@ -268,35 +553,36 @@ impl Match {
                     Err(TryRecvError::Disconnected) => return,
                 }
             } else {
-                match self.commands.recv_timeout(abandon_after(self.play_clock)) {
-                    Ok(c) => Some(c),
+                match self.commands.recv_timeout(POLL * 5) {
+                    Ok(c) => c,
                     Err(RecvTimeoutError::Timeout) => {
-                        warn!("no command for too long; leaving the match");
-                        return;
+                        if self.last_command.elapsed() > abandon_after(self.shared.play_clock) {
+                            warn!("no command for too long; leaving the match");
+                            return;
+                        }
+                        continue;
                     }
                     Err(RecvTimeoutError::Disconnected) => return,
                 }
             };
             self.last_command = Instant::now();
             match cmd {
-                Some(Command::Play { moves, deadline, reply }) => {
+                Command::Play { moves, deadline, reply } => {
                     let r = self.play(moves, deadline).map_err(|e| {
                         warn!("play: {e:#}");
-                        format!("{e:#}")
+                        Refusal::of(e)
                     });
                     let _ = reply.send(r);
                 }
-                Some(Command::Stop { moves, reply }) => {
-                    let r = self.stop(moves);
-                    let _ = reply.send(r.map(|_| "done".into()).map_err(|e| format!("{e:#}")));
+                Command::Stop { moves, reply } => {
+                    let _ = reply.send(self.stop(moves).map_err(Refusal::of));
                     return;
                 }
-                Some(Command::Abort) => {
+                Command::Abort => {
                     info!("aborted");
                     self.record(json!({"phase": "abort"}));
                     return;
                 }
-                None => {}
             }
         }
     }
@@ -304,12 +590,12 @@ impl Match {
     fn advance(&mut self, moves: Option<Vec<String>>) -> Result<()> {
         match moves {
             None if self.history.is_empty() => Ok(()),
-            None => Err(anyhow!("`nil` moves after turn {}", self.history.len())),
+            None => Err(Illegal(format!("`nil` moves after turn {}", self.history.len())).into()),
             Some(joint) => {
                 self.brain.advance(&joint)?;
                 debug!(turn = self.history.len(), "moves {}", joint.join(" "));
                 self.history.push(joint);
-                self.publish()
+                Ok(())
             }
         }
     }
@@ -317,7 +603,7 @@ impl Match {
     fn play(&mut self, moves: Option<Vec<String>>, deadline: Instant) -> Result<String> {
         self.advance(moves)?;
         if self.brain.terminal()? {
-            return Err(anyhow!("asked to play in a terminal state"));
+            return Err(Illegal("asked to play in a terminal state".into()).into());
         }
         let Choice { mv, value, visits } = match self.planned() {
             Some(mv) => Choice { mv, value: Some(100.0), visits: 0 },
@@ -347,38 +633,46 @@ impl Match {
         Ok(())
     }
 
-    /// Our legal moves, for the handlers' fallback.
-    fn publish(&mut self) -> Result<()> {
-        let legal = if self.brain.terminal()? { Vec::new() } else { self.brain.legal(self.role)? };
-        if let Ok(mut s) = self.snapshot.lock() {
-            s.turn = self.history.len();
-            s.legal = legal;
-        }
-        Ok(())
-    }
-
     /// Searches (or just waits, for strategies that do not search) until
-    /// `deadline` or until a command comes, switching to new machines as
-    /// they arrive. The search runs without a break in between (its
-    /// threads and rollouts in flight live on), interrupted only by those.
+    /// `deadline`, until a command comes or until the match is cancelled,
+    /// switching to new machines as they arrive. The search runs without a
+    /// break in between (its threads and rollouts in flight live on),
+    /// interrupted only by those.
     fn think_until(&mut self, deadline: Instant) -> Result<()> {
+        if self.stall {
+            // The test hook: a search that never answers (until the match ends).
+            while !self.shared.cancelled() {
+                std::thread::sleep(POLL);
+            }
+            return Ok(());
+        }
         loop {
             self.take_builds();
             let now = Instant::now();
-            if now >= deadline || !self.commands.is_empty() {
+            if now >= deadline || !self.commands.is_empty() || self.shared.cancelled() {
                 return Ok(());
             }
             if self.search && !self.brain.terminal()? {
-                let Match { commands, builds, brain, .. } = self;
-                let interrupt = || !commands.is_empty() || !builds.is_empty();
-                if let Some(s) = brain.think(deadline, &interrupt)? {
-                    self.acc.add(s);
+                let Match { commands, builds, brain, shared, .. } = self;
+                let cancel = &shared.cancel;
+                // Relaxed: see `Shared::cancel`.
+                let interrupt = || !commands.is_empty() || !builds.is_empty() || cancel.load(Ordering::Relaxed);
+                match brain.think(deadline, &interrupt) {
+                    Ok(Some(s)) => self.acc.add(s),
+                    Ok(None) => {}
+                    // A game the search cannot take (a million moves in a
+                    // state): the match goes on with random legal moves.
+                    Err(e) if !self.shared.cancelled() => {
+                        warn!("the search failed, playing on without it: {e:#}");
+                        self.search = false;
+                    }
+                    Err(_) => return Ok(()),
                 }
             } else {
                 let until = deadline.min(now + SLICE);
                 match self.builds.recv_deadline(until) {
                     Ok(b) => self.take(b),
-                    Err(_) => std::thread::sleep(until.saturating_duration_since(Instant::now())),
+                    Err(_) => std::thread::sleep(until.saturating_duration_since(Instant::now()).min(POLL)),
                 }
             }
         }
@@ -392,7 +686,7 @@ impl Match {
 
     fn take(&mut self, b: Built) {
         match b {
-            Built::Brain(b) => self.switch(b),
+            Built::Brain(b, twin) => self.switch(b, twin),
             Built::Analysis(a) => self.record(json!({"event": "analysis", "analysis": a})),
             Built::Solution(p) => {
                 info!("puzzle solved in {} moves; following the solution", p.len());
@@ -409,8 +703,8 @@ impl Match {
     }
 
     /// Moves to a new machine if it agrees with the current one on the
-    /// moves so far.
-    fn switch(&mut self, mut b: Box<dyn Brain>) {
+    /// moves so far; its twin goes to the fallback thread.
+    fn switch(&mut self, mut b: Box<dyn Brain>, twin: Option<Box<dyn Brain>>) {
         let mut check = || -> Result<()> {
             for joint in &self.history {
                 b.advance(joint)?;
@@ -429,7 +723,15 @@ impl Match {
             Ok(()) => {
                 info!(at = format!("{:.2}", self.started.elapsed().as_secs_f64()), "now on the {}", b.machine());
                 self.record(json!({"event": "machine", "machine": b.machine(), "turn": self.history.len()}));
+                let from_prover = self.brain.machine() == "prover";
                 self.brain = b;
+                if from_prover {
+                    // The prover is gone (the fallback's too, with the twin).
+                    self.shared.life.give_back(self.shared.budget.prover_bytes);
+                }
+                if let Some(t) = twin {
+                    let _ = self.jobs.send(Job::Upgrade(t));
+                }
             }
             Err(e) => warn!("not switching to the {}: {e:#}", b.machine()),
         }
@@ -443,28 +745,103 @@ impl Match {
                 self.acc = Acc::default();
             }
         }
-        if let Some(f) = &mut self.stats {
-            let _ = writeln!(f, "{line}");
-        }
-        debug!(match_id = %self.id, game = %self.game.name, "stats {line}");
+        self.shared.record(&line);
+        debug!(match_id = %self.shared.id, game = %self.game.name, "stats {line}");
     }
 }
 
-/// Builds the faster machines one after the other and sends a brain for
-/// each (at the initial state; the match replays the moves).
-fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out: Sender<Built>) -> Result<()> {
+/// Follows the match on its own machine and answers each turn's legal
+/// moves (see [`Job`]).
+fn spawn_fallback(brain: Box<dyn Brain>, role: usize, jobs: Receiver<Job>, shared: Arc<Shared>) -> Result<()> {
+    let alive = shared.life.enter();
     let span = tracing::Span::current();
-    std::thread::Builder::new().name("builder".into()).spawn(move || {
+    std::thread::Builder::new().name(thread_name("f", &shared.id)).spawn(move || {
+        let _alive = alive;
+        // Moved into locals, dropped before `_alive` (the closure's own
+        // captures would go after it, and after the allocator's trim).
+        let mut brain = brain;
+        let jobs = jobs;
+        let _enter = span.enter();
+        let mut history: Vec<Vec<String>> = Vec::new();
+        while !shared.cancelled() {
+            match jobs.recv_timeout(POLL * 5) {
+                Ok(Job::Turn { moves, reply }) => {
+                    let r = (|| -> Result<Vec<String>> {
+                        match moves {
+                            None if history.is_empty() => {}
+                            None => return Err(Illegal(format!("`nil` moves after turn {}", history.len())).into()),
+                            Some(joint) => {
+                                brain.advance(&joint)?;
+                                history.push(joint);
+                            }
+                        }
+                        if brain.terminal()? {
+                            return Err(Illegal("asked to play in a terminal state".into()).into());
+                        }
+                        brain.legal(role)
+                    })();
+                    let _ = reply.send(r.map_err(Refusal::of));
+                }
+                Ok(Job::Upgrade(mut b)) => {
+                    let replayed = history.iter().try_for_each(|j| b.advance(j));
+                    match replayed {
+                        Ok(()) => {
+                            debug!("fallback moves now on the {}", b.machine());
+                            brain = b;
+                        }
+                        Err(e) => warn!("fallback stays on the {}: {e:#}", brain.machine()),
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    })?;
+    Ok(())
+}
+
+/// Builds the faster machines one after the other and sends a brain for
+/// each (at the initial state; the match replays the moves), within the
+/// match's budget and by the end of the start clock (the build flag,
+/// raised then, stops grounding, the analysis and code generation).
+fn spawn_builder(
+    cfg: Arc<PlayerConfig>,
+    strategy: Strategy,
+    seed: u64,
+    game: Arc<Game>,
+    shared: Arc<Shared>,
+    out: Sender<Built>,
+) -> Result<()> {
+    let span = tracing::Span::current();
+    let alive = shared.life.enter();
+    std::thread::Builder::new().name(thread_name("b", &shared.id)).spawn(move || {
+        let _alive = alive;
+        // Locals go before `_alive` (see `spawn_fallback`).
+        let (cfg, game, out) = (cfg, game, out);
+        let mut strategy = strategy;
+        let mut held = BuildMemory { shared: &shared, kept: 0 };
         let _enter = span.enter();
         let wants = |k: &MachineKind| cfg.machines.contains(k);
         if !wants(&MachineKind::Propnet) && !wants(&MachineKind::Jit) {
             return;
         }
+        let budget = &shared.budget;
+        let flag = shared.build_cancel.clone();
+        // Relaxed: see `Shared::cancel`.
+        let stopped = || flag.load(Ordering::Relaxed);
+        let deadline = shared.build_deadline;
+        let mut opts = cfg.build.clone();
+        opts.limits.max_atoms = opts.limits.max_atoms.min(budget.max_atoms);
+        opts.limits.max_rules = opts.limits.max_rules.min(budget.max_rules);
+        opts.limits.time = opts.limits.time.min(deadline.saturating_duration_since(Instant::now()));
+        opts.limits.cancel = Some(flag.clone());
+        opts.codegen.cancel = Cancel(Some(flag.clone()));
         let t = Instant::now();
-        let prepared = match prepare(&game, &cfg.build) {
+        let prepared = match prepare(&game, &opts) {
             Ok(p) => p,
             Err(e) => {
-                warn!("no propnet, staying on the prover: {e}");
+                let why = if stopped() { " (the build was stopped: abort, the start clock or memory)" } else { "" };
+                warn!("no propnet, staying on the prover: {e}{why}");
                 return;
             }
         };
@@ -472,13 +849,18 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
             debug!("{}: {:.3} s, {}", r.stage, r.seconds, r.counts);
         }
         info!("propnet built in {:.2} s", t.elapsed().as_secs_f64());
+        let edges = prepared.net().counts().edges as u64;
+        held.kept = (edges * super::budget::KEPT_BYTES_PER_EDGE).min(budget.build_bytes);
         let plan = propel_runtime::plan::Plan::of(&prepared);
         info!("plan: {}", plan.to_string().replace('\n', "; "));
         let _ = out.send(Built::Plan(plan.json()));
-        let mut strategy = cfg.strategy.clone();
+        // The fallback thread gets the first interpreted machine.
+        let mut twin = MachineBrain::new("propnet", prepared.propnet(), &Strategy::Legal, seed)
+            .ok()
+            .map(|b| Box::new(b) as Box<dyn Brain>);
         // Hands over an interpreted brain; false when the match has gone.
-        let send_propnet = |strategy: &Strategy| match MachineBrain::new("propnet", prepared.propnet(), strategy, cfg.seed) {
-            Ok(b) => out.send(Built::Brain(Box::new(b))).is_ok(),
+        let mut send_propnet = |strategy: &Strategy| match MachineBrain::new("propnet", prepared.propnet(), strategy, seed) {
+            Ok(b) => out.send(Built::Brain(Box::new(b), twin.take())).is_ok(),
             Err(e) => {
                 warn!("propnet machine: {e:#}");
                 true
@@ -490,12 +872,13 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
         if cfg.analysis && wants(&MachineKind::Propnet) && !send_propnet(&strategy) {
             return;
         }
-        if cfg.analysis {
+        if cfg.analysis && !stopped() {
             // A quarter of the start clock at most: the rest is for search.
-            let budget = Duration::from_secs_f64((0.25 * start_clock).clamp(0.1, 10.0));
+            let budget = Duration::from_secs_f64((0.25 * deadline.saturating_duration_since(t).as_secs_f64()).clamp(0.1, 10.0));
+            let stop = Deadline::at(deadline).with_cancel(Some(flag.clone()));
             // Puzzles are solved factor by factor whatever `--no-factors` says
             // (a solution found that way is checked on the whole game).
-            match analyse(prepared.net(), prepared.goal_net(), &prepared.propnet(), budget, cfg.seed, true) {
+            match analyse_until(prepared.net(), prepared.goal_net(), &prepared.propnet(), budget, seed, true, &stop) {
                 Ok(a) => {
                     info!(
                         "analysis: {} games, mean length {:.1}, exploration {:.2}, greedy rollouts {}, {} heuristics, {} factors",
@@ -539,47 +922,58 @@ fn spawn_builder(cfg: Arc<PlayerConfig>, game: Arc<Game>, start_clock: f64, out:
         if wants(&MachineKind::Propnet) && !send_propnet(&strategy) {
             return;
         }
-        if wants(&MachineKind::Jit) {
-            let t = Instant::now();
-            match prepared.jit(&game.name) {
-                Ok((m, code)) => {
-                    info!("JIT compiled in {:.2} s ({} functions)", t.elapsed().as_secs_f64(), code.functions);
-                    // The plan, from what was built (no timing): lanes play
-                    // random games, so where the analysis chose greedy
-                    // rollouts the search rolls out one leaf at a time,
-                    // and one state at a time the interpreter is the faster
-                    // machine on most games (docs/native.md).
-                    let greedy = matches!(&strategy, Strategy::Mcts(c) if c.greedy);
-                    if cfg.lanes && !greedy && m.has_lanes() && wants(&MachineKind::Propnet) {
-                        info!("plan: lane-parallel search, tree on the propnet, rollouts and expansions on the JIT's lanes");
-                        let mut lanes = strategy.clone();
-                        if let Strategy::Mcts(c) = &mut lanes {
-                            c.lanes = true;
-                        }
-                        match MachineBrain::new("hybrid", Hybrid::new(prepared.propnet(), m), &lanes, cfg.seed) {
-                            Ok(b) => {
-                                let _ = out.send(Built::Brain(Box::new(b)));
-                            }
-                            Err(e) => warn!("hybrid machine: {e:#}"),
-                        }
-                        return;
+        if !wants(&MachineKind::Jit) {
+            return;
+        }
+        if stopped() {
+            info!("no native code: the build was stopped (abort or the start clock)");
+            return;
+        }
+        let updates = prepared.lower_machine().updates();
+        if updates > budget.max_updates {
+            info!("no native code: {updates} counter updates are over the match's budget ({})", budget.max_updates);
+            return;
+        }
+        let t = Instant::now();
+        match prepared.jit(&game.name) {
+            Ok((m, code)) => {
+                info!("JIT compiled in {:.2} s ({} functions)", t.elapsed().as_secs_f64(), code.functions);
+                // The plan, from what was built (no timing): lanes play
+                // random games, so where the analysis chose greedy
+                // rollouts the search rolls out one leaf at a time,
+                // and one state at a time the interpreter is the faster
+                // machine on most games (docs/native.md).
+                let greedy = matches!(&strategy, Strategy::Mcts(c) if c.greedy);
+                if cfg.lanes && !greedy && m.has_lanes() && wants(&MachineKind::Propnet) {
+                    info!("plan: lane-parallel search, tree on the propnet, rollouts and expansions on the JIT's lanes");
+                    let mut lanes = strategy.clone();
+                    if let Strategy::Mcts(c) = &mut lanes {
+                        c.lanes = true;
                     }
-                    if wants(&MachineKind::Propnet) {
-                        info!(
-                            "plan: rollouts one leaf at a time on the propnet ({})",
-                            if greedy { "greedy rollouts" } else { "no lanes" }
-                        );
-                        return;
-                    }
-                    match MachineBrain::new("jit", m, &strategy, cfg.seed) {
+                    match MachineBrain::new("hybrid", Hybrid::new(prepared.propnet(), m), &lanes, seed) {
                         Ok(b) => {
-                            let _ = out.send(Built::Brain(Box::new(b)));
+                            let _ = out.send(Built::Brain(Box::new(b), twin.take()));
                         }
-                        Err(e) => warn!("JIT machine: {e:#}"),
+                        Err(e) => warn!("hybrid machine: {e:#}"),
                     }
+                    return;
                 }
-                Err(e) => warn!("no JIT, staying on the propnet: {e}"),
+                if wants(&MachineKind::Propnet) {
+                    info!(
+                        "plan: rollouts one leaf at a time on the propnet ({})",
+                        if greedy { "greedy rollouts" } else { "no lanes" }
+                    );
+                    return;
+                }
+                match MachineBrain::new("jit", m, &strategy, seed) {
+                    Ok(b) => {
+                        let _ = out.send(Built::Brain(Box::new(b), twin.take()));
+                    }
+                    Err(e) => warn!("JIT machine: {e:#}"),
+                }
             }
+            Err(e) if stopped() => info!("no native code: {e} (abort or the start clock)"),
+            Err(e) => warn!("no JIT, staying on the propnet: {e}"),
         }
     })?;
     Ok(())

@@ -3,6 +3,8 @@
 //! per-match logs, and the match runner.
 
 pub mod brain;
+pub mod budget;
+pub mod http;
 pub mod logs;
 pub mod manager;
 pub mod matches;
@@ -34,8 +36,16 @@ pub struct PlayerArgs {
     /// Machines built in the background after the prover, in order of preference.
     #[arg(long, default_value = "propnet,jit", value_delimiter = ',')]
     pub machines: Vec<MachineKind>,
+    /// Each match's seed derives from this, the match id and the role.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Clocks longer than this many seconds are taken as this long.
+    #[arg(long, default_value_t = 3600.0)]
+    pub max_clock: f64,
+    /// Test hook: the search never answers, so every move comes from the
+    /// handlers' fallback (the current state's legal moves).
+    #[arg(long, hide = true)]
+    pub test_stall_search: bool,
     /// Skip the meta-game analysis during the start clock.
     #[arg(long)]
     pub no_analysis: bool,
@@ -55,7 +65,21 @@ pub struct PlayerArgs {
 
 impl PlayerArgs {
     /// A player's configuration for the strategy called `strategy`.
-    pub fn config(&self, name: &str, strategy: &str, log_dir: Option<PathBuf>) -> Result<PlayerConfig> {
+    /// A player's configuration for the strategy called `strategy`, with
+    /// `max_memory` bytes for its matches.
+    pub fn config(
+        &self,
+        name: &str,
+        strategy: &str,
+        log_dir: Option<PathBuf>,
+        max_memory: u64,
+    ) -> Result<PlayerConfig> {
+        if !(self.max_clock.is_finite() && (1.0..=1e6).contains(&self.max_clock)) {
+            bail!("--max-clock must be between 1 and 1e6 seconds, not {}", self.max_clock);
+        }
+        if !(self.margin.is_finite() && (0.0..=60.0).contains(&self.margin)) {
+            bail!("--margin must be between 0 and 60 seconds, not {}", self.margin);
+        }
         let strategy = match strategy {
             "mcts" => Strategy::Mcts(Config {
                 threads: self.threads.max(1),
@@ -88,7 +112,12 @@ impl PlayerArgs {
             factored: !self.no_factors,
             lanes: !self.no_lanes,
             seed: self.seed,
+            seeds: Default::default(),
             build: propel_runtime::build::BuildOptions { codegen: self.codegen.options()?, ..Default::default() },
+            max_clock: self.max_clock,
+            max_memory,
+            http: http::Limits::default(),
+            stall_search: self.test_stall_search,
         })
     }
 }

@@ -196,6 +196,51 @@ impl Reader<'_> {
     }
 }
 
+/// The match id of a `start` request, read from its first tokens without
+/// parsing the rest (the rules can take seconds to read; an `abort`
+/// meanwhile must find the match). `None` for any other request.
+pub fn peek_start_id(text: &str) -> Option<String> {
+    let mut tokens = Tokens(text.as_bytes());
+    (tokens.next()? == b"(").then_some(())?;
+    tokens.next()?.eq_ignore_ascii_case(b"start").then_some(())?;
+    let id = tokens.next()?;
+    (id != b"(" && id != b")").then(|| String::from_utf8_lossy(id).to_ascii_lowercase())
+}
+
+/// KIF tokens: parentheses and words, skipping layout and `;` comments.
+struct Tokens<'a>(&'a [u8]);
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        loop {
+            match self.0.first()? {
+                b if b.is_ascii_whitespace() => self.0 = &self.0[1..],
+                b';' => {
+                    let end = self.0.iter().position(|&b| b == b'\n').unwrap_or(self.0.len());
+                    self.0 = &self.0[end..];
+                }
+                b'(' | b')' => {
+                    let (t, rest) = self.0.split_at(1);
+                    self.0 = rest;
+                    return Some(t);
+                }
+                _ => {
+                    let end = self
+                        .0
+                        .iter()
+                        .position(|&b| b.is_ascii_whitespace() || matches!(b, b'(' | b')' | b';'))
+                        .unwrap_or(self.0.len());
+                    let (t, rest) = self.0.split_at(end);
+                    self.0 = rest;
+                    return Some(t);
+                }
+            }
+        }
+    }
+}
+
 /// Moves as a `play`/`stop` message lists them.
 pub fn moves_kif(moves: &[String]) -> String {
     format!("({})", moves.join(" "))
@@ -262,6 +307,14 @@ mod tests {
         assert!(matches!(parse("(start m r () 1e300 1)").unwrap_err(), ProtocolError::Shape { .. }));
         assert!(matches!(parse("(start m r () 1 -1)").unwrap_err(), ProtocolError::Shape { .. }));
         assert!(matches!(parse("(?x)").unwrap_err(), ProtocolError::Unknown(_)));
+    }
+
+    #[test]
+    fn start_ids_are_read_ahead() {
+        assert_eq!(peek_start_id(" ;c\n( START M1 xplayer ((role x)) 1 1)").as_deref(), Some("m1"));
+        assert_eq!(peek_start_id("(start(role x))"), None);
+        assert_eq!(peek_start_id("(play m1 nil)"), None);
+        assert_eq!(peek_start_id("(start"), None);
     }
 
     #[test]

@@ -98,6 +98,8 @@ pub(super) enum Breadth {
 pub(super) struct Solver<'a> {
     pub(super) m: &'a mut PropnetMachine,
     pub(super) deadline: Instant,
+    /// Also ends the search once passed (a match's abort).
+    pub(super) stop: &'a propel_compiler::Deadline,
     pub(super) allowed: Option<Vec<bool>>,
     /// States expanded, over every search of this solver.
     pub(super) nodes: u64,
@@ -116,7 +118,7 @@ impl Solver<'_> {
         let mut moves = Vec::new();
         let mut next = 0;
         while next < states.len() {
-            if Instant::now() > self.deadline {
+            if Instant::now() > self.deadline || self.stop.passed() {
                 return Ok(Breadth::GaveUp);
             }
             let s = states[next].0.clone();
@@ -165,7 +167,7 @@ impl Solver<'_> {
         if depth == 0 {
             return Ok(Some(false));
         }
-        if Instant::now() > self.deadline {
+        if Instant::now() > self.deadline || self.stop.passed() {
             return Ok(None);
         }
         self.nodes += 1;

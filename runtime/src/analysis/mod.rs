@@ -16,6 +16,7 @@ use crate::simulate::Simulator;
 use factors::{factors, Breadth, Solver};
 use learn::{base_groups, pearson};
 use propel_compiler::propnet::{Kind, Propnet};
+use propel_compiler::Deadline;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::time::{Duration, Instant};
 
@@ -132,6 +133,20 @@ pub fn analyse(
     seed: u64,
     use_factors: bool,
 ) -> Result<Analysis, MachineError> {
+    analyse_until(net, goal_net, m, budget, seed, use_factors, &Deadline::none())
+}
+
+/// As [`analyse`], also ending each phase early once `stop` passes (a
+/// match's abort): what was learnt by then is returned.
+pub fn analyse_until(
+    net: &Propnet,
+    goal_net: Option<&Propnet>,
+    m: &PropnetMachine,
+    budget: Duration,
+    seed: u64,
+    use_factors: bool,
+    stop: &Deadline,
+) -> Result<Analysis, MachineError> {
     let start = Instant::now();
     let mut m = m.clone();
     let roles = m.roles().to_vec();
@@ -158,7 +173,7 @@ pub fn analyse(
     let mut calib: Vec<NetState> = Vec::new();
     let s0 = m.initial_state()?;
     let t_games = Instant::now();
-    while t_games.elapsed() < sample_budget && a.games < 100_000 {
+    while t_games.elapsed() < sample_budget && a.games < 100_000 && !stop.passed() {
         let mut s = s0.clone();
         let mut len = 0u32;
         game_feats.clear();
@@ -267,7 +282,7 @@ pub fn analyse(
         let mut pairs: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new(); nr];
         let (mut g1, mut g2) = (vec![0.0; nr], vec![0.0; nr]);
         for s in &calib {
-            if t.elapsed() > calib_budget {
+            if t.elapsed() > calib_budget || stop.passed() {
                 break;
             }
             m.rollout(s, &mut rng, &mut g1)?;
@@ -322,7 +337,7 @@ pub fn analyse(
     let t = Instant::now();
     let (mut decisions, mut missed, mut extra_steps) = (0u32, 0u32, 0u64);
     let mut per_role: Vec<Vec<_>> = vec![Vec::new(); nr];
-    'outer: while t.elapsed() < greedy_budget && a.games > 0 && !a.simultaneous {
+    'outer: while t.elapsed() < greedy_budget && a.games > 0 && !a.simultaneous && !stop.passed() {
         let mut s = s0.clone();
         while !m.is_terminal(&s)? {
             joint.clear();
@@ -350,7 +365,7 @@ pub fn analyse(
                 }
             }
             s = m.next_state(&s, &joint)?;
-            if t.elapsed() > greedy_budget {
+            if t.elapsed() > greedy_budget || stop.passed() {
                 break 'outer;
             }
         }
@@ -425,7 +440,7 @@ pub fn analyse(
             }
         }
         searches.push(("on the whole game".into(), None));
-        let mut solver = Solver { m: &mut m, deadline: start + budget, allowed: None, nodes: 0 };
+        let mut solver = Solver { m: &mut m, deadline: start + budget, stop, allowed: None, nodes: 0 };
         a.puzzle_note = "not solved within the budget".into();
         let mut line = Vec::new();
         let end = start + budget;
