@@ -15,6 +15,7 @@
 #
 #   scripts/strength.sh [GAME.kif ...]
 #   MATCHES=5 PLAY=0.5 START=2 THREADS=2 OUT=strength scripts/strength.sh
+#   OPPONENTS=base BASE=/path/to/old/propel PROPEL=/path/to/new/propel scripts/strength.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MATCHES=${MATCHES:-5}
@@ -25,8 +26,11 @@ OUT=${OUT:-strength}
 OPPONENTS=${OPPONENTS:-"random uct"}
 games=("$@")
 [ ${#games[@]} -gt 0 ] || games=(games/*.kif)
-cargo build --release -q -p propel
-propel=target/release/propel
+# PROPEL: the binary to measure (default: build this checkout's).
+if [ -z "${PROPEL:-}" ]; then
+  cargo build --release -q -p propel
+fi
+propel=${PROPEL:-target/release/propel}
 mkdir -p "$OUT"
 pids=()
 trap '[ ${#pids[@]} -eq 0 ] || kill "${pids[@]}" 2>/dev/null' EXIT
