@@ -4,6 +4,8 @@ mod chart;
 mod cmd;
 mod ggp;
 mod machines;
+mod opts;
+mod position;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

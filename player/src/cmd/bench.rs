@@ -9,7 +9,8 @@
 //! has lanes), one thread and all cores.
 //! Prints a table; `--csv` and `--svg` write the numbers and a chart.
 
-use crate::machines::{load_game, MachineArgs, MachineKind};
+use crate::machines::BuildArgs;
+use crate::opts;
 use anyhow::{Context, Result};
 use propel_runtime::lanes::LANES;
 use propel_runtime::mcts::{Config, Search};
@@ -26,11 +27,11 @@ use std::time::{Duration, Instant};
 pub struct Args {
     /// Games to measure (default: every game in games/).
     games: Vec<PathBuf>,
-    /// Seconds per machine and thread count.
-    #[arg(long, default_value_t = 2.0)]
+    /// Seconds per machine and thread count (at most 1e6).
+    #[arg(long, default_value_t = 2.0, value_parser = opts::seconds(), allow_hyphen_values = true)]
     seconds: f64,
-    /// Threads for the multi-core run (default: all cores; 1 skips it).
-    #[arg(long)]
+    /// Threads for the multi-core run (default: all cores; 1 skips it; at most 256).
+    #[arg(long, value_parser = opts::threads_usize(), allow_hyphen_values = true)]
     threads: Option<usize>,
     /// Write the numbers as CSV.
     #[arg(long)]
@@ -39,7 +40,7 @@ pub struct Args {
     #[arg(long)]
     svg: Option<PathBuf>,
     #[command(flatten)]
-    machine: MachineArgs,
+    build: BuildArgs,
 }
 
 /// One measurement.
@@ -182,7 +183,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mut builds: Vec<Build> = Vec::new();
     for path in &games {
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_string();
-        let game = load_game(path)?;
+        let game = a.build.load_game(path)?;
         eprintln!("{name}: building machines");
         // Prover: measured only if one playout takes well under the budget.
         let t = Instant::now();
@@ -193,10 +194,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         standard(&mut probe, &mut Rng::new(1), &mut PlayoutStats::default())?;
         let prover_ok = t.elapsed().as_secs_f64() < a.seconds / 4.0;
         let t = Instant::now();
-        let interp = MachineArgs { machine: MachineKind::Propnet, ..a.machine.clone() }.build(&game)?.machine;
+        let interp = a.build.build(&game)?.machine;
         let interp_build = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let built = a.machine.build_jit(&game)?;
+        let built = a.build.build_jit(&game)?;
         let jit_build = t.elapsed().as_secs_f64();
         let codegen = built.code.seconds;
         builds.push(Build {
@@ -208,7 +209,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             codegen_seconds: codegen,
         });
         let jit = built.machine;
-        let hybrid = a.machine.build_hybrid(&game)?;
+        let hybrid = a.build.build_hybrid(&game)?;
         for &n in &counts {
             let it = search_rate(interp.clone(), n, false, a.seconds)?;
             rows.push(Row { playouts_per_s: it, ..row(&name, "search-propnet", n, &PlayoutStats::default(), 0.0) });

@@ -21,7 +21,7 @@ pub struct Args {
     #[arg(long, requires = "propnet")]
     plan: bool,
     #[command(flatten)]
-    machine: crate::machines::MachineArgs,
+    build: crate::machines::BuildArgs,
 }
 
 /// What `check` found out about a game, beyond validation: the prover
@@ -72,6 +72,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         Ok(ExitCode::FAILURE)
     };
+    // Refused before reading: the reader's memory grows with the input.
+    if let Err(e) = crate::machines::check_file_size(&a.game, a.build.max_file_mb) {
+        return reject("too-large", format!("{e:#}"), 0);
+    }
     let game = match propel_compiler::load_file(&a.game) {
         Ok(g) => std::sync::Arc::new(g),
         Err(e) => return reject(e.kind.category(), e.to_string(), 0),
@@ -118,7 +122,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
 }
 
 fn print_propnet(a: &Args, game: &std::sync::Arc<propel_compiler::Game>) -> Result<()> {
-    let prepared = propel_runtime::build::prepare(game, &a.machine.build_options()?)?;
+    let prepared = propel_runtime::build::prepare(game, &a.build.build_options()?)?;
     if !prepared.demand().is_empty() {
         println!("grounding computed on demand (magic sets): {}", prepared.demand().join(", "));
     }

@@ -1,7 +1,7 @@
 //! `propel compile GAME.kif -o GAME.so`: a native machine library and its
 //! C header, loadable later without the front end (`--machine aot:GAME.so`).
 
-use crate::machines::{load_game, MachineArgs};
+use crate::machines::BuildArgs;
 use anyhow::{bail, Context, Result};
 use propel_compiler::lower::{c_header, game_hash, object, CodeStats};
 use propel_runtime::build::{prepare, Prepared};
@@ -22,14 +22,14 @@ pub struct Args {
     #[arg(long, default_value = "cc")]
     cc: String,
     #[command(flatten)]
-    machine: MachineArgs,
+    build: BuildArgs,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
     let text = std::fs::read(&a.game).with_context(|| format!("reading {}", a.game.display()))?;
-    let game = load_game(&a.game)?;
+    let game = a.build.load_game(&a.game)?;
     // The split decision is measured on the interpreter, as for the JIT.
-    let opts = a.machine.build_options()?;
+    let opts = a.build.build_options()?;
     let prepared = prepare(&game, &opts)?;
     let header = a.header.clone().unwrap_or_else(|| a.output.with_extension("h"));
     let stats = write_library(&prepared, &text, &a.game.display().to_string(), &a.output, &header, &a.cc)?;
