@@ -335,7 +335,8 @@ impl Match {
             }
             None => info!(turn, "plays {mv}"),
         }
-        self.record(json!({"phase": "play", "turn": turn, "machine": self.brain.machine(), "move": mv, "value": value, "visits": visits}));
+        let solved = self.brain.solved();
+        self.record(json!({"phase": "play", "turn": turn, "machine": self.brain.machine(), "move": mv, "value": value, "visits": visits, "solved": solved}));
         Ok(mv)
     }
 
@@ -428,7 +429,8 @@ impl Match {
         match check() {
             Ok(()) => {
                 info!(at = format!("{:.2}", self.started.elapsed().as_secs_f64()), "now on the {}", b.machine());
-                self.record(json!({"event": "machine", "machine": b.machine(), "turn": self.history.len()}));
+                let at = self.started.elapsed().as_secs_f64();
+                self.record(json!({"event": "machine", "machine": b.machine(), "turn": self.history.len(), "at": at}));
                 self.brain = b;
             }
             Err(e) => warn!("not switching to the {}: {e:#}", b.machine()),
