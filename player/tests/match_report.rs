@@ -37,13 +37,14 @@ fn records(dir: &Path) -> Vec<Value> {
     v
 }
 
-fn random_matches(dir: &Path, extra: &[&str]) -> Output {
+/// Tic-tac-toe matches between `first` and a built-in random player.
+fn matches_against_random(first: &str, dir: &Path, extra: &[&str]) -> Output {
     let d = dir.to_str().unwrap();
     let mut args = vec![
         "match",
         "games/tictactoe.kif",
         "--player",
-        "builtin:random",
+        first,
         "--player",
         "builtin:random",
         "--start-clock",
@@ -55,6 +56,10 @@ fn random_matches(dir: &Path, extra: &[&str]) -> Output {
     ];
     args.extend_from_slice(extra);
     propel(&args)
+}
+
+fn random_matches(dir: &Path, extra: &[&str]) -> Output {
+    matches_against_random("builtin:random", dir, extra)
 }
 
 #[test]
@@ -110,31 +115,13 @@ fn resume_plays_only_what_is_missing() {
 fn a_player_that_never_answers_is_named_and_strict_fails() {
     // Nothing listens on port 9 of the loopback: every request fails at once.
     let dir = fresh_dir("dead");
-    let d = dir.to_str().unwrap();
-    let args = [
-        "match",
-        "games/tictactoe.kif",
-        "--player",
-        "http://127.0.0.1:9",
-        "--player",
-        "builtin:random",
-        "--start-clock",
-        "0.2",
-        "--play-clock",
-        "0.2",
-        "--matches",
-        "2",
-        "-o",
-        d,
-    ];
-    let o = propel(&args);
+    let dead = "http://127.0.0.1:9";
+    let o = matches_against_random(dead, &dir, &["--matches", "2"]);
     assert!(o.status.success(), "without --strict the run completes");
     let out = text(&o.stdout);
     assert!(out.contains("warning: http://127.0.0.1:9 never answered"), "{out}");
     assert!(out.contains("say nothing of its play"), "{out}");
-    let mut strict = args.to_vec();
-    strict.push("--strict");
-    let o = propel(&strict);
+    let o = matches_against_random(dead, &dir, &["--matches", "2", "--strict"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("--strict"), "{}", text(&o.stderr));
     let st: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("standings.json")).unwrap()).unwrap();
