@@ -362,13 +362,12 @@ fn solve(m: &[Vec<f64>], v: &[f64]) -> Option<Vec<f64>> {
             return None;
         }
         a.swap(c, p);
-        for r in 0..n {
-            if r != c {
-                let f = a[r][c] / a[c][c];
-                if f != 0.0 {
-                    for k in c..=n {
-                        a[r][k] -= f * a[c][k];
-                    }
+        let pivot = a[c].clone();
+        for (r, row) in a.iter_mut().enumerate() {
+            let f = row[c] / pivot[c];
+            if r != c && f != 0.0 {
+                for (x, p) in row[c..].iter_mut().zip(&pivot[c..]) {
+                    *x -= f * p;
                 }
             }
         }
