@@ -16,9 +16,9 @@
 //! for top-down provers are rewritten with magic sets ([`crate::magic`])
 //! and grounding starts again.
 
-use crate::deadline::Deadline;
 use crate::eval::{Budget, Db, EvalError, Negation, Program, Scratch};
 use crate::game::{Clause, Game, Layer, Lit, Pat, RelId};
+use crate::deadline::Deadline;
 use crate::term::{TermId, TermPool, TooDeep};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
@@ -232,8 +232,7 @@ pub fn ground_rules(game: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded,
     let mut last_chance = false;
     loop {
         let now = Instant::now();
-        let attempt_deadline =
-            if last_chance { deadline.clone() } else { deadline.min(now + limits.time.mul_f64(0.4)) };
+        let attempt_deadline = if last_chance { deadline.clone() } else { deadline.min(now + limits.time.mul_f64(0.4)) };
         let max_rows = if last_chance { usize::MAX } else { ATTEMPT_MAX_ROWS };
         let (e, largest) = match ground_once(&current, limits, attempt_deadline, max_rows) {
             Ok(mut g) => {

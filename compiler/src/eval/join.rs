@@ -4,9 +4,9 @@
 use super::db::{hash_terms, Db, Relation, NO_ROW};
 use super::plan::{pat_at, EPat, Filter, Plan};
 use super::{EvalError, Negation};
-use crate::deadline::Deadline;
 use crate::term::{TermId, TermPool, TooDeep};
 use smallvec::SmallVec;
+use crate::deadline::Deadline;
 
 pub(crate) const UNBOUND: TermId = TermId(u32::MAX);
 

@@ -12,11 +12,11 @@ mod plan;
 
 pub use db::{Db, Relation};
 
-use crate::deadline::Deadline;
 use crate::game::{Clause, Layer, RelId, Stratum};
 use crate::term::{TermId, TermPool};
 use plan::{KeyShape, Plan};
 use rustc_hash::FxHashMap;
+use crate::deadline::Deadline;
 use std::time::Instant;
 
 /// How negative literals are treated.
