@@ -73,7 +73,7 @@ pub fn game_title(text: &str, source: &str) -> String {
         }
         let Some(comment) = line.strip_prefix(';') else { break };
         let words = comment.trim_start_matches(';').trim();
-        // A clause, not a rule of semicolons or a licence line.
+        // Lines of semicolons alone are skipped; the name is the first clause.
         let first = words.split([',', ':', ';']).next().unwrap_or("").trim().trim_end_matches('.').trim();
         if first.chars().any(|c| c.is_alphanumeric()) {
             return first.chars().take(60).collect();
