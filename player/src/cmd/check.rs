@@ -20,8 +20,13 @@ pub struct Args {
     /// and the search, with why (the same on every run).
     #[arg(long, requires = "propnet")]
     plan: bool,
+    /// `aot:FILE`: also check that library (it loads for this game and
+    /// agrees with the prover on the initial state). No other machine:
+    /// validation always runs on the prover.
+    #[arg(long, value_name = "aot:FILE")]
+    machine: Option<crate::machines::MachineKind>,
     #[command(flatten)]
-    machine: crate::machines::MachineArgs,
+    build: crate::machines::BuildArgs,
 }
 
 /// What `check` found out about a game, beyond validation: the prover
@@ -72,6 +77,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         Ok(ExitCode::FAILURE)
     };
+    // Refused before reading: the reader's memory grows with the input.
+    if let Err(e) = crate::machines::check_file_size(&a.game, a.build.max_file_mb) {
+        return reject("too-large", format!("{e:#}"), 0);
+    }
     let game = match propel_compiler::load_file(&a.game) {
         Ok(g) => std::sync::Arc::new(g),
         Err(e) => return reject(e.kind.category(), e.to_string(), 0),
@@ -82,12 +91,16 @@ pub fn run(a: Args) -> Result<ExitCode> {
         Err((cat, msg)) => return reject(cat, format!("{file}: {msg}"), roles.len()),
     };
     // `--machine aot:FILE`: the library is checked against this game.
-    let library = match &a.machine.machine {
-        crate::machines::MachineKind::Aot(path) => match check_library(path, &game, &smoke) {
+    let library = match &a.machine {
+        Some(crate::machines::MachineKind::Aot(path)) => match check_library(path, &game, &smoke) {
             Ok(what) => Some(what),
             Err(e) => return reject("library", format!("{e:#}"), roles.len()),
         },
-        _ => None,
+        Some(other) => anyhow::bail!(
+            "check takes --machine aot:FILE only (to check a library); validation runs on the prover, not `{}`",
+            other.name()
+        ),
+        None => None,
     };
     if a.json {
         println!(
@@ -161,7 +174,7 @@ fn check_library(
 }
 
 fn print_propnet(a: &Args, game: &std::sync::Arc<propel_compiler::Game>) -> Result<()> {
-    let prepared = propel_runtime::build::prepare(game, &a.machine.build_options()?)?;
+    let prepared = propel_runtime::build::prepare(game, &a.build.build_options()?)?;
     if !prepared.demand().is_empty() {
         println!("grounding computed on demand (magic sets): {}", prepared.demand().join(", "));
     }

@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 pub struct Args {
     /// Folder searched recursively for .kif files.
     dir: PathBuf,
-    /// Seconds allowed per file.
-    #[arg(long, default_value_t = 20.0)]
+    /// Seconds allowed per file (at most 1e6).
+    #[arg(long, default_value_t = 20.0, value_parser = crate::opts::seconds(), allow_hyphen_values = true)]
     timeout: f64,
     /// Where to write the TSV (file, verdict, roles, category, error):
     /// one row per game as it finishes, sorted by file at the end.
@@ -29,8 +29,8 @@ pub struct Args {
     /// Keep the rows already in `--tsv` and check only the other files.
     #[arg(long, requires = "tsv")]
     resume: bool,
-    /// Parallel checks (default: the number of cores).
-    #[arg(long)]
+    /// Parallel checks (default: the number of cores; at most 256).
+    #[arg(long, value_parser = crate::opts::threads_usize(), allow_hyphen_values = true)]
     jobs: Option<usize>,
     /// Instead of checking, compare a machine with the prover on every
     /// valid game (`propnet`): perft to a small depth and seeded traces.
