@@ -280,12 +280,16 @@ fn auto_is_the_default_and_commands_say_what_it_chose() {
         assert!(stdout(&o).contains("[default: auto]"), "{sub} --help: {}", stdout(&o));
     }
     // Commands that run no machine of the user's choosing do not offer one.
-    for sub in ["compile", "bench", "analyse", "check", "compare"] {
+    for sub in ["compile", "bench", "analyse", "compare"] {
         let o = propel(&[sub, "--help"]);
         assert!(!stdout(&o).contains("--machine"), "{sub} --help lists --machine");
     }
-    let o = propel(&["check", "games/tictactoe.kif", "--machine", "aot:x.so"]);
-    assert_eq!(o.status.code(), Some(2), "check takes no --machine");
+    // check takes a library to check, nothing else.
+    let o = propel(&["check", "--help"]);
+    assert!(stdout(&o).contains("--machine <aot:FILE>"), "{}", stdout(&o));
+    let o = propel(&["check", "games/tictactoe.kif", "--machine", "prover"]);
+    assert!(!o.status.success(), "check --machine prover");
+    assert!(stderr(&o).contains("aot:FILE only"), "{}", stderr(&o));
 
     let o = propel(&["perft", "games/tictactoe.kif", "--depth", "1"]);
     assert!(o.status.success());
