@@ -22,8 +22,7 @@
 use crate::game::{AtomPat, Clause, Game, Layer, Lit, Pat, RelId, Relation, KEYWORD_RELATIONS};
 use rustc_hash::FxHashMap;
 
-/// Names of the demand relations begin with this.
-pub const PREFIX: &str = "magic@";
+pub use crate::names::PREFIX;
 
 /// Which argument positions are bound.
 type Adornment = Vec<bool>;

@@ -24,8 +24,7 @@
 use crate::game::{AtomPat, Clause, Game, Layer, Lit, Pat, RelId, Relation, KEYWORD_RELATIONS};
 use rustc_hash::FxHashMap;
 
-/// Separates a helper's name from the relation whose clause it came from.
-pub const MARK: char = '~';
+pub use crate::names::{base_name, MARK};
 
 fn vars_of(l: &Lit, out: &mut Vec<u32>) {
     let mut push = |v| out.push(v);
@@ -489,14 +488,6 @@ pub struct Eliminated {
     pub game: Game,
     /// The relations whose rules changed, by [`base_name`].
     pub touched: Vec<String>,
-}
-
-/// The relation a helper or demand relation was made for: `legal_speed`
-/// for `legal_speed~5`, `totalcount` for `magic@totalcount@bf`.
-pub fn base_name(name: &str) -> &str {
-    let n = name.strip_prefix(crate::magic::PREFIX).unwrap_or(name);
-    let n = n.split('@').next().unwrap_or(n);
-    n.split(MARK).next().unwrap_or(n)
 }
 
 fn rewrite(game: &Game, eliminate: bool) -> Option<(Game, Vec<String>)> {

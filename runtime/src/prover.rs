@@ -7,7 +7,7 @@
 //! relations (those that read `does`) whenever the joint move changes.
 
 use crate::machine::{MachineError, StateMachine};
-use propel_compiler::eval::{Budget, Db, EvalError, Negation, Program, Scratch};
+use propel_compiler::eval::{Budget, Db, EvalError, Negation, Program, Scratch, Steps};
 use propel_compiler::magic::{demand_transform, with_callers};
 use propel_compiler::{Deadline, Game, Layer, RelId, TermId, TermPool};
 use std::sync::Arc;
@@ -49,6 +49,8 @@ pub struct Prover {
     initial: ProverState,
     loaded_state: Option<ProverState>,
     loaded_joint: Option<Vec<TermId>>,
+    /// Join steps it took to derive the static facts and the initial state.
+    build_steps: u64,
 }
 
 fn layer_index(l: Layer) -> usize {
@@ -65,6 +67,20 @@ impl Prover {
         Prover::with_limits(game, MAX_FACTS_PER_STATE, Deadline::none())
     }
 
+    /// As [`Prover::with_limits`], and at most `max_steps` join steps in
+    /// all to build it (every rewrite included): a limit that stops the
+    /// build at the same point however busy the machine is, so that
+    /// `propel check` gives the same verdict under load. The limit is
+    /// lifted once the prover is built.
+    pub fn with_work_limit(
+        game: Arc<Game>,
+        max_facts: usize,
+        max_steps: u64,
+        deadline: Deadline,
+    ) -> Result<Prover, MachineError> {
+        Prover::build_with_rewrites(game, max_facts, Some(max_steps), deadline)
+    }
+
     /// As [`Prover::new`], with a limit on the facts derived per state and
     /// a deadline for deriving the static facts. The deadline's cancel flag
     /// stays with the prover: raised later, it stops any evaluation.
@@ -75,20 +91,42 @@ impl Prover {
     /// be computed on demand ([`propel_compiler::magic`]) and the prover is
     /// built again.
     pub fn with_limits(game: Arc<Game>, max_facts: usize, deadline: Deadline) -> Result<Prover, MachineError> {
+        Prover::build_with_rewrites(game, max_facts, None, deadline)
+    }
+
+    fn build_with_rewrites(
+        game: Arc<Game>,
+        max_facts: usize,
+        max_steps: Option<u64>,
+        deadline: Deadline,
+    ) -> Result<Prover, MachineError> {
         let mut demand: Vec<RelId> = Vec::new();
         let mut current = game.clone();
+        let mut steps_left = max_steps;
+        let mut built: Option<Prover> = None;
         loop {
-            let attempt = Prover::build(current.clone(), max_facts, deadline.clone());
+            let steps = steps_left.map_or(Steps::unlimited(), Steps::limited);
+            let mut used = 0;
+            let attempt = Prover::build(current.clone(), max_facts, steps, deadline.clone(), &mut used);
             let culprits = match &attempt {
                 Ok(p) => p.heavy_relations(),
                 Err(MachineError::Eval(
-                    EvalError::TooManyFacts { relation, .. } | EvalError::Timeout { relation, .. },
+                    EvalError::TooManyFacts { relation, .. }
+                    | EvalError::Timeout { relation, .. }
+                    | EvalError::TooMuchWork { relation, .. },
                 )) => {
                     vec![relation.clone()]
                 }
                 Err(_) => Vec::new(),
             };
-            if demand.len() >= MAX_REWRITES {
+            steps_left = steps_left.map(|s| s.saturating_sub(used));
+            // A rewrite for speed that fails leaves the last prover that
+            // was built.
+            let attempt = match (attempt, built.take()) {
+                (Err(_), Some(p)) => return Ok(p),
+                (a, _) => a,
+            };
+            if steps_left == Some(0) || demand.len() >= MAX_REWRITES {
                 return attempt;
             }
             // Rewrite the heaviest relation that can be rewritten. An
@@ -117,6 +155,7 @@ impl Prover {
             if !progressed {
                 return attempt;
             }
+            built = attempt.ok();
         }
     }
 
@@ -129,7 +168,14 @@ impl Prover {
         v.into_iter().map(|(r, _)| self.program.relation_name(r).to_string()).collect()
     }
 
-    fn build(game: Arc<Game>, max_facts: usize, deadline: Deadline) -> Result<Prover, MachineError> {
+    /// One build; `used` gets the join steps it took, also when it fails.
+    fn build(
+        game: Arc<Game>,
+        max_facts: usize,
+        steps: Steps,
+        deadline: Deadline,
+        used: &mut u64,
+    ) -> Result<Prover, MachineError> {
         let mut pool = TermPool::new();
         let relations =
             game.relations.iter().map(|r| (game.symbols.name(r.name).to_string(), r.arity, r.layer)).collect();
@@ -152,7 +198,8 @@ impl Prover {
             pool,
             db,
             scratch: Scratch::default(),
-            budget: Budget::new(max_facts, deadline),
+            budget: Budget::new(max_facts, deadline).with_steps(steps),
+            build_steps: 0,
             role_names,
             role_terms,
             strata,
@@ -162,19 +209,34 @@ impl Prover {
             loaded_joint: None,
             game,
         };
-        p.eval_layer(0)?;
-        p.initial = p.collect(RelId::INIT);
+        let derived = p.derive_initial();
+        *used = p.budget.steps.done;
+        derived?;
+        p.budget.deadline = p.budget.deadline.cancel_only();
+        p.build_steps = p.budget.steps.done;
+        p.budget.steps = Steps::unlimited();
+        Ok(p)
+    }
+
+    /// The static facts, the initial state, and that state's facts.
+    fn derive_initial(&mut self) -> Result<(), MachineError> {
+        self.eval_layer(0)?;
+        self.initial = self.collect(RelId::INIT);
         // Evaluate the initial state once (under the same deadline),
         // counting derivations per relation.
-        p.scratch.reset_counts();
-        let initial = p.initial.clone();
-        p.load_state(&initial)?;
-        p.budget.deadline = p.budget.deadline.cancel_only();
-        Ok(p)
+        self.scratch.reset_counts();
+        let initial = self.initial.clone();
+        self.load_state(&initial)
     }
 
     pub fn game(&self) -> &Game {
         &self.game
+    }
+
+    /// Join steps it took to build this prover (its last rewrite): the
+    /// static facts and the initial state.
+    pub fn build_steps(&self) -> u64 {
+        self.build_steps
     }
 
     fn eval_layer(&mut self, layer: usize) -> Result<(), MachineError> {

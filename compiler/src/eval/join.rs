@@ -3,10 +3,10 @@
 
 use super::db::{hash_terms, Db, Relation, NO_ROW};
 use super::plan::{pat_at, EPat, Filter, Plan};
-use super::{EvalError, Negation};
+use super::{EvalError, Negation, Steps};
+use crate::deadline::Deadline;
 use crate::term::{TermId, TermPool, TooDeep};
 use smallvec::SmallVec;
-use crate::deadline::Deadline;
 
 pub(crate) const UNBOUND: TermId = TermId(u32::MAX);
 
@@ -131,6 +131,7 @@ pub(crate) fn run<F>(
     ranges: Ranges<'_>,
     neg: Negation,
     deadline: &Deadline,
+    steps: &mut Steps,
     emit: &mut F,
 ) -> Result<(), EvalError>
 where
@@ -184,8 +185,12 @@ where
             frames.pop();
             continue;
         };
+        steps.done += 1;
+        if steps.done > steps.limit {
+            return Err(EvalError::TooMuchWork { relation: String::new(), rows: 0, limit: steps.limit });
+        }
         ticks = ticks.wrapping_add(1);
-        if ticks % 65536 == 0 && deadline.passed() {
+        if ticks % 16384 == 0 && deadline.passed() {
             return Err(EvalError::Timeout { relation: String::new(), rows: 0 });
         }
         let row = db.rel(step.rel).row(r as usize);

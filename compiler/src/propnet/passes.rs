@@ -5,7 +5,8 @@
 //! the prover on every bundled game.
 
 use super::edit::Edit;
-use super::{Counts, Kind, Propnet};
+use super::{Counts, Kind, Propnet, PropnetError};
+use crate::deadline::Deadline;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::time::Instant;
 
@@ -138,9 +139,26 @@ impl Pass {
 /// Returns the playout network and, when the goals were split off, the
 /// goal network.
 pub fn run(net: Propnet, passes: &[Pass], report: &mut dyn FnMut(&str, f64, &Counts)) -> (Propnet, Option<Propnet>) {
+    match run_until(net, passes, &Deadline::none(), report) {
+        Ok(r) => r,
+        Err(_) => unreachable!("no deadline"),
+    }
+}
+
+/// [`run`], giving up when `deadline` has passed before a pass.
+pub fn run_until(
+    net: Propnet,
+    passes: &[Pass],
+    deadline: &Deadline,
+    report: &mut dyn FnMut(&str, f64, &Counts),
+) -> Result<(Propnet, Option<Propnet>), PropnetError> {
     let mut net = net;
     let mut goal_net: Option<Propnet> = None;
     for p in passes {
+        if deadline.passed() {
+            let stage = format!("before the `{}` pass", p.name());
+            return Err(PropnetError::Timeout { stage, components: net.len() });
+        }
         let t = Instant::now();
         if matches!(p, Pass::Split | Pass::Eliminate) {
             continue;
@@ -169,7 +187,7 @@ pub fn run(net: Propnet, passes: &[Pass], report: &mut dyn FnMut(&str, f64, &Cou
         debug_assert_eq!(net.check(), Ok(()), "after pass {}", p.name());
         report(p.name(), t.elapsed().as_secs_f64(), &net.counts());
     }
-    (net, goal_net)
+    Ok((net, goal_net))
 }
 
 /// Applies one pass (other than `Goals`).
