@@ -104,6 +104,7 @@ impl Prover {
         let mut current = game.clone();
         let mut steps_left = max_steps;
         let mut built: Option<Prover> = None;
+        let mut total = 0;
         loop {
             let steps = steps_left.map_or(Steps::unlimited(), Steps::limited);
             let mut used = 0;
@@ -120,10 +121,18 @@ impl Prover {
                 Err(_) => Vec::new(),
             };
             steps_left = steps_left.map(|s| s.saturating_sub(used));
+            total += used;
+            let attempt = attempt.map(|mut p| {
+                p.build_steps = total;
+                p
+            });
             // A rewrite for speed that fails leaves the last prover that
             // was built.
             let attempt = match (attempt, built.take()) {
-                (Err(_), Some(p)) => return Ok(p),
+                (Err(_), Some(mut p)) => {
+                    p.build_steps = total;
+                    return Ok(p);
+                }
                 (a, _) => a,
             };
             if steps_left == Some(0) || demand.len() >= MAX_REWRITES {
@@ -233,7 +242,7 @@ impl Prover {
         &self.game
     }
 
-    /// Join steps it took to build this prover (its last rewrite): the
+    /// Join steps it took to build this prover (every rewrite tried): the
     /// static facts and the initial state.
     pub fn build_steps(&self) -> u64 {
         self.build_steps

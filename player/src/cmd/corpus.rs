@@ -21,8 +21,8 @@ pub struct Args {
     dir: PathBuf,
     /// Seconds allowed per file; a file that takes longer is listed as
     /// `gave-up` (never `rejected`). `check` bounds its own work by a count
-    /// of join steps, so on the corpus it needs well under this.
-    #[arg(long, default_value_t = 60.0)]
+    /// of join steps, and gives up after 100 s of its own.
+    #[arg(long, default_value_t = 120.0)]
     timeout: f64,
     /// Where to write the TSV (file, verdict, roles, category, error):
     /// one row per game as it finishes, sorted by file at the end.
