@@ -306,7 +306,13 @@ pub fn demand_transform(game: &Game, wanted: &[RelId]) -> Option<Rewritten> {
     let names: Vec<&str> = kept.iter().map(|&r| game.rel_name(r)).collect();
     let mut warnings = game.warnings.clone();
     warnings.push(format!("computed on demand (magic sets): {}", names.join(", ")));
-    Some(Rewritten { game: game.rewritten(symbols, relations, clauses, warnings)?, relations: kept })
+    match crate::strata::rewritten(game, symbols, relations, clauses, warnings) {
+        Ok(game) => Some(Rewritten { game, relations: kept }),
+        Err(u) => {
+            tracing::debug!(relations = ?names, cycle = ?u.cycle, "magic sets: the rewrite is not stratified");
+            None
+        }
+    }
 }
 
 #[cfg(test)]

@@ -541,7 +541,13 @@ fn rewrite(game: &Game, eliminate: bool) -> Option<(Game, Vec<String>)> {
     clauses.extend(extra);
     // Helpers add no negation of their own; should stratification still
     // fail, grounding uses the game as written.
-    game.rewritten(symbols, relations, clauses, game.warnings.clone()).map(|g| (g, touched))
+    match crate::strata::rewritten(game, symbols, relations, clauses, game.warnings.clone()) {
+        Ok(g) => Some((g, touched)),
+        Err(u) => {
+            tracing::debug!(cycle = ?u.cycle, "projection: the rewritten rules are not stratified");
+            None
+        }
+    }
 }
 
 #[cfg(test)]

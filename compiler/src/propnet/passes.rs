@@ -59,8 +59,9 @@ pub enum Pass {
 }
 
 impl Pass {
-    /// The default pipeline, in order.
-    pub const ALL: &'static [Pass] = &[
+    /// The default pipeline, in order (`--passes all` or `default`): not
+    /// every pass ([`Pass::EVERY`] lists them all).
+    pub const DEFAULT: &'static [Pass] = &[
         Pass::Constants,
         Pass::Dead,
         Pass::Goals,
@@ -83,8 +84,13 @@ impl Pass {
     pub const CLEANUP: &'static [Pass] =
         &[Pass::Constants, Pass::Dead, Pass::Dedup, Pass::Flatten, Pass::Dedup, Pass::NotFold, Pass::Dead];
 
-    /// Every pass once, for listing.
-    pub const EACH: &'static [Pass] = &[
+    /// The old name of [`Pass::DEFAULT`], kept for callers written
+    /// before the rename.
+    pub const ALL: &'static [Pass] = Pass::DEFAULT;
+
+    /// Every pass once, for listing and parsing names (most are also in
+    /// [`Pass::DEFAULT`], but `factor-deep` is not).
+    pub const EVERY: &'static [Pass] = &[
         Pass::Constants,
         Pass::Dead,
         Pass::Dedup,
@@ -121,11 +127,11 @@ impl Pass {
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             match part {
                 "none" => {}
-                "all" | "default" => out.extend_from_slice(Pass::ALL),
-                name => match Pass::EACH.iter().find(|p| p.name() == name) {
+                "all" | "default" => out.extend_from_slice(Pass::DEFAULT),
+                name => match Pass::EVERY.iter().find(|p| p.name() == name) {
                     Some(p) => out.push(*p),
                     None => {
-                        let names: Vec<&str> = Pass::EACH.iter().map(|p| p.name()).collect();
+                        let names: Vec<&str> = Pass::EVERY.iter().map(|p| p.name()).collect();
                         return Err(format!("unknown pass `{name}` (passes: all, none, {})", names.join(", ")));
                     }
                 },
