@@ -259,8 +259,9 @@ pub fn ground(game: &Arc<Game>, limits: &GroundLimits, deadline: &Deadline) -> R
         let mut candidates: Vec<String> = Vec::new();
         if matches!(
             e,
-            GroundError::Model(EvalError::TooManyFacts { .. } | EvalError::TermTooDeep { .. })
-                | GroundError::TooManyRules { .. }
+            GroundError::Model(
+                EvalError::TooManyFacts { .. } | EvalError::TooManyRows { .. } | EvalError::TermTooDeep { .. }
+            ) | GroundError::TooManyRules { .. }
         ) {
             candidates.push(e.relation().to_string());
         }

@@ -128,6 +128,38 @@ pub fn with_callers(game: &Game, rels: &[RelId]) -> Vec<RelId> {
     out
 }
 
+/// `rels` and the state- and move-dependent relations they use, directly
+/// or through others: what a demand for `rels` reaches. Once `r` is
+/// computed only where asked, the helpers it calls with bound arguments
+/// are asked for only those arguments too; computed in full they would
+/// undo the gain. Chess's `threatened_with_capture` calls
+/// `bishop_move_ig`, which calls `clear_diagonal_ne_ig`: on demand too,
+/// the prover's perft to depth 2 went from 18.8 s to 2.3 s of CPU time.
+/// Static relations are derived once, so they are left as they are.
+pub fn with_callees(game: &Game, rels: &[RelId]) -> Vec<RelId> {
+    let mut callees: Vec<Vec<RelId>> = vec![Vec::new(); game.relations.len()];
+    for c in &game.clauses {
+        for l in &c.body {
+            if let Lit::Pos(a) | Lit::Neg(a) = l {
+                callees[c.head.rel.index()].push(a.rel);
+            }
+        }
+    }
+    let wanted = |d: &RelId| d.index() >= KEYWORD_RELATIONS.len() && game.relations[d.index()].layer != Layer::Static;
+    let mut seen = vec![false; game.relations.len()];
+    let mut stack: Vec<RelId> = rels.to_vec();
+    let mut out = Vec::new();
+    while let Some(r) = stack.pop() {
+        if std::mem::replace(&mut seen[r.index()], true) {
+            continue;
+        }
+        out.push(r);
+        stack.extend(callees[r.index()].iter().copied().filter(wanted));
+    }
+    out.sort_unstable();
+    out
+}
+
 /// The result of [`demand_transform`].
 pub struct Rewritten {
     pub game: Game,

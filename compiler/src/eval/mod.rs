@@ -38,6 +38,8 @@ pub enum Negation {
 pub enum EvalError {
     #[error("more than {limit} facts derived ({} has {rows})", describe(relation))]
     TooManyFacts { relation: String, rows: usize, limit: usize },
+    #[error("{} has more than {limit} rows", describe(relation))]
+    TooManyRows { relation: String, limit: usize },
     #[error("rules build terms nested deeper than {} levels (in {})", crate::term::MAX_TERM_DEPTH, describe(relation))]
     TermTooDeep { relation: String },
     #[error("time limit reached while deriving {} ({rows} facts so far)", describe(relation))]
@@ -51,6 +53,7 @@ impl EvalError {
     pub fn relation(&self) -> &str {
         match self {
             EvalError::TooManyFacts { relation, .. }
+            | EvalError::TooManyRows { relation, .. }
             | EvalError::TermTooDeep { relation }
             | EvalError::Timeout { relation, .. }
             | EvalError::TooMuchWork { relation, .. } => relation,
@@ -112,6 +115,12 @@ impl Budget {
 
     pub fn unlimited() -> Budget {
         Budget::new(usize::MAX, Deadline::none())
+    }
+
+    /// The same budget with a limit on the rows of each relation.
+    pub fn with_max_rows(mut self, max_rows: usize) -> Budget {
+        self.max_rows = max_rows;
+        self
     }
 
     /// The same budget with a limit on join steps.
@@ -549,8 +558,11 @@ impl Program {
             }
             if rel.insert(&chunk[..arity], pool) {
                 budget.facts += 1;
-                if budget.facts > budget.max_facts || rel.len() > budget.max_rows {
+                if budget.facts > budget.max_facts {
                     return Err(EvalError::TooManyFacts { relation: name(), rows: rel.len(), limit: budget.max_facts });
+                }
+                if rel.len() > budget.max_rows {
+                    return Err(EvalError::TooManyRows { relation: name(), limit: budget.max_rows });
                 }
             }
         }

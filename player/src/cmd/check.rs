@@ -64,9 +64,9 @@ fn smoke(game: std::sync::Arc<propel_compiler::Game>) -> Result<Smoke, NotValid>
         let (verdict, category) = match &e {
             MachineError::Eval(EvalError::Timeout { .. }) => ("gave-up", "time"),
             MachineError::Eval(EvalError::TooMuchWork { .. }) => ("gave-up", "work"),
-            MachineError::Eval(EvalError::TooManyFacts { .. } | EvalError::TermTooDeep { .. }) => {
-                ("gave-up", "too-large")
-            }
+            MachineError::Eval(
+                EvalError::TooManyFacts { .. } | EvalError::TooManyRows { .. } | EvalError::TermTooDeep { .. },
+            ) => ("gave-up", "too-large"),
             _ => ("rejected", "broken"),
         };
         NotValid { verdict, category, message: e.to_string() }
