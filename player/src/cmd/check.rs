@@ -1,5 +1,7 @@
 use anyhow::Result;
 use propel_compiler::eval::EvalError;
+use propel_compiler::pipeline::CompileError;
+use propel_compiler::propnet::PropnetError;
 use propel_runtime::{MachineError, Prover, StateMachine};
 use serde_json::json;
 use std::path::PathBuf;
@@ -153,13 +155,23 @@ pub fn run(a: Args) -> Result<ExitCode> {
         legal.join(", ")
     );
     if a.propnet {
-        print_propnet(&a, &game)?;
+        let t = std::time::Instant::now();
+        match propel_runtime::build::prepare(&game, &a.machine.build_options()?) {
+            Ok(prepared) => print_propnet(&a, &prepared)?,
+            Err(e) => {
+                // A budget that ran out says nothing against the game.
+                let gave_up =
+                    matches!(e, CompileError::Ground(_) | CompileError::Propnet(PropnetError::Timeout { .. }));
+                let what = if gave_up { "gave up" } else { "refused" };
+                eprintln!("propnet: {what} after {:.1} s: {e}", t.elapsed().as_secs_f64());
+                return Ok(if gave_up { ExitCode::from(GAVE_UP_EXIT) } else { ExitCode::FAILURE });
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_propnet(a: &Args, game: &std::sync::Arc<propel_compiler::Game>) -> Result<()> {
-    let prepared = propel_runtime::build::prepare(game, &a.machine.build_options()?)?;
+fn print_propnet(a: &Args, prepared: &propel_runtime::build::Prepared) -> Result<()> {
     if !prepared.demand().is_empty() {
         println!("grounding computed on demand (magic sets): {}", prepared.demand().join(", "));
     }
