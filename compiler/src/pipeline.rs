@@ -72,6 +72,10 @@ pub struct NativeNet {
 /// 373k vs 205k, hexPie 7.8k vs 10.0k, hexforthree 12.2k vs 15.5k.
 pub const NATIVE_ELIMINATED: f64 = 0.6;
 
+/// The share of the time limit the rules as written get when a second
+/// build from eliminated rules may follow; the second gets the rest.
+pub const FIRST_BUILD_SHARE: f64 = 0.6;
+
 /// Networks with at least this many edges are built again from the rules
 /// rewritten by variable elimination ([`passes::Pass::Eliminate`]).
 pub const ELIMINATE_EDGES: usize = 100_000;
@@ -89,7 +93,9 @@ pub const ELIMINATE_SHARE: f64 = 0.5;
 /// 8k edges, but racer's, at 39% of the edges, ran half as fast (the
 /// eliminated helpers, over functional state like a car's position, flip
 /// together at every move), so a small gain keeps the network as written.
-/// The choice depends on the rules alone, so every build of a game agrees.
+/// The choice depends on the rules alone, so every build of a game agrees,
+/// except where the second build runs out of the time the first left
+/// (then the network as written is kept).
 /// An eliminated network not kept may still be left for native code
 /// ([`Compiled::native`], [`NATIVE_ELIMINATED`]).
 ///
@@ -105,7 +111,14 @@ pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass])
     // out, independent literal groups split off); the magic-set rewrite,
     // when one is needed, rewrites those.
     let projected = crate::project::project_locals(game).map(Arc::new);
-    let ground_plain = ground(projected.as_ref().unwrap_or(game), limits, &deadline);
+    // When elimination could follow, the rules as written get part of the
+    // time, so that a game over the budget as written still has time to
+    // build eliminated (stanford-iggp reversi).
+    let first = match &rewrite {
+        Some(_) => deadline.min(start + limits.time.mul_f64(FIRST_BUILD_SHARE)),
+        None => deadline.clone(),
+    };
+    let ground_plain = ground(projected.as_ref().unwrap_or(game), limits, &first);
     // Elimination only shrinks the rules it rewrote: unless their ground
     // instances are at least half the ground literals, it cannot take the
     // network down to a quarter, and a second build would be wasted
@@ -114,9 +127,8 @@ pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass])
         (Ok(g), Some(r)) => g.literal_share(&r.touched),
         _ => 1.0,
     };
-    let plain = build(ground_plain, passes, start, &deadline);
-    // A build stopped by its time limit leaves no time for a second one.
-    let timed_out = plain.as_ref().err().is_some_and(CompileError::is_timeout);
+    let plain = build(ground_plain, passes, start, &first);
+    let timed_out = deadline.passed();
     let dense = plain.as_ref().map_or(true, |c| c.net.counts().edges >= ELIMINATE_EDGES);
     let Some(rewrite) = rewrite.filter(|_| dense && share >= ELIMINATE_SHARE && !timed_out) else {
         return plain;
