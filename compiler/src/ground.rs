@@ -260,7 +260,10 @@ pub fn ground(game: &Arc<Game>, limits: &GroundLimits, deadline: &Deadline) -> R
         if matches!(
             e,
             GroundError::Model(
-                EvalError::TooManyFacts { .. } | EvalError::TooManyRows { .. } | EvalError::TermTooDeep { .. }
+                EvalError::TooManyFacts { .. }
+                    | EvalError::TooManyRows { .. }
+                    | EvalError::TooManyDerivations { .. }
+                    | EvalError::TermTooDeep { .. }
             ) | GroundError::TooManyRules { .. }
         ) {
             candidates.push(e.relation().to_string());

@@ -374,6 +374,25 @@ mod tests {
     }
 
     #[test]
+    fn demand_reaches_the_state_helpers_a_relation_calls() {
+        let g = load(
+            "t.kif",
+            "(role r) (n 1) (n 2) (init (at 1))
+             (<= (near ?x ?y) (n ?x) (n ?y) (free ?y))
+             (<= (free ?y) (true (at ?z)) (n ?y) (distinct ?y ?z))
+             (<= (legal r (go ?y)) (true (at ?x)) (near ?x ?y))
+             (<= (next (at ?y)) (does r (go ?y)))
+             (<= terminal (true (at 2))) (goal r 100)",
+        )
+        .unwrap();
+        let rel = |n: &str| g.relation_by_name(n).unwrap();
+        // `free` reads the state; `n` is static and stays as it is.
+        assert_eq!(with_callees(&g, &[rel("near")]), vec![rel("near"), rel("free")]);
+        let rw = demand_transform(&g, &with_callers(&g, &with_callees(&g, &[rel("near")]))).expect("rewritable");
+        assert!(rw.relations.contains(&rel("free")), "{:?}", rw.relations);
+    }
+
+    #[test]
     fn a_relation_used_unbound_is_not_rewritten() {
         let g = load(
             "t.kif",

@@ -202,6 +202,7 @@ impl Prover {
                 Err(MachineError::Eval(
                     EvalError::TooManyFacts { relation, .. }
                     | EvalError::TooManyRows { relation, .. }
+                    | EvalError::TooManyDerivations { relation, .. }
                     | EvalError::Timeout { relation, .. }
                     | EvalError::TooMuchWork { relation, .. },
                 )) => {

@@ -40,6 +40,8 @@ pub enum EvalError {
     TooManyFacts { relation: String, rows: usize, limit: usize },
     #[error("{} has more than {limit} rows", describe(relation))]
     TooManyRows { relation: String, limit: usize },
+    #[error("one join derives {} more than {limit} times (duplicates included)", describe(relation))]
+    TooManyDerivations { relation: String, limit: usize },
     #[error("rules build terms nested deeper than {} levels (in {})", crate::term::MAX_TERM_DEPTH, describe(relation))]
     TermTooDeep { relation: String },
     #[error("time limit reached while deriving {} ({rows} facts so far)", describe(relation))]
@@ -54,6 +56,7 @@ impl EvalError {
         match self {
             EvalError::TooManyFacts { relation, .. }
             | EvalError::TooManyRows { relation, .. }
+            | EvalError::TooManyDerivations { relation, .. }
             | EvalError::TermTooDeep { relation }
             | EvalError::Timeout { relation, .. }
             | EvalError::TooMuchWork { relation, .. } => relation,
@@ -518,11 +521,7 @@ impl Program {
                 // Rows still in the buffer count too: one join alone can
                 // produce a cross product far beyond the budget.
                 if facts_before + out.len() / arity.max(1) > max_facts {
-                    return Err(EvalError::TooManyFacts {
-                        relation: name(),
-                        rows: out.len() / arity.max(1),
-                        limit: max_facts,
-                    });
+                    return Err(EvalError::TooManyDerivations { relation: name(), limit: max_facts });
                 }
                 *ticks = ticks.wrapping_add(1);
                 if *ticks % 4096 == 0 && deadline.passed() {

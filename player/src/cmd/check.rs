@@ -67,7 +67,10 @@ fn smoke(game: std::sync::Arc<propel_compiler::Game>) -> Result<Smoke, NotValid>
             MachineError::Eval(EvalError::Timeout { .. }) => ("gave-up", "time"),
             MachineError::Eval(EvalError::TooMuchWork { .. }) => ("gave-up", "work"),
             MachineError::Eval(
-                EvalError::TooManyFacts { .. } | EvalError::TooManyRows { .. } | EvalError::TermTooDeep { .. },
+                EvalError::TooManyFacts { .. }
+                | EvalError::TooManyRows { .. }
+                | EvalError::TooManyDerivations { .. }
+                | EvalError::TermTooDeep { .. },
             ) => ("gave-up", "too-large"),
             _ => ("rejected", "broken"),
         };
