@@ -32,6 +32,10 @@ const SAMPLE_PLIES: usize = 10;
 /// A relation derived this often in the sample game is tried on demand.
 const SAMPLE_HEAVY: u64 = 20_000;
 
+/// The sample game of a prover that takes more join steps than this
+/// (a fraction of a second) is not played: its build would take too long.
+const SAMPLE_MAX_STEPS: u64 = 5_000_000;
+
 /// Most rewrites tried on the sample game.
 const MAX_SAMPLE_REWRITES: usize = 4;
 
@@ -129,7 +133,7 @@ impl Prover {
     /// turn, and the rewrite kept when the sample takes fewer join steps.
     pub fn with_limits(game: Arc<Game>, max_facts: usize, deadline: Deadline) -> Result<Prover, MachineError> {
         let (mut p, demand) = Prover::build_with_rewrites(game.clone(), max_facts, None, deadline.clone(), Vec::new())?;
-        let Some(mut best) = p.sample() else { return Ok(p) };
+        let Some(mut best) = p.sample(SAMPLE_MAX_STEPS) else { return Ok(p) };
         let mut demand = demand;
         let mut tried = 0;
         for name in p.heavy_in_sample(&best) {
@@ -161,7 +165,8 @@ impl Prover {
             let Ok(mut q) = built else {
                 continue;
             };
-            let Some(cost) = q.sample() else { continue };
+            // A rewrite kept must take 10% fewer steps: stop it there.
+            let Some(cost) = q.sample(best.steps / 10 * 9) else { continue };
             tracing::debug!(relation = %name, before = ?best, after = ?cost, "prover: on demand in the sample game?");
             if cost.better_than(&best) {
                 q.build_steps = p.build_steps + used;
@@ -279,9 +284,16 @@ impl Prover {
     /// comes at a position fixed by the ply among its moves sorted by
     /// text (so the game is the same whatever the rules were rewritten
     /// into). Counts derivations per relation. None when a state could not
-    /// be evaluated (a limit ran out).
-    fn sample(&mut self) -> Option<SampleCost> {
+    /// be evaluated (a limit ran out, `max_steps` join steps included).
+    fn sample(&mut self, max_steps: u64) -> Option<SampleCost> {
         self.scratch.reset_counts();
+        self.budget.steps = Steps::limited(max_steps);
+        let cost = self.play_sample();
+        self.budget.steps = Steps::unlimited();
+        cost
+    }
+
+    fn play_sample(&mut self) -> Option<SampleCost> {
         let before = self.budget.steps.done;
         let mut s = self.initial.clone();
         let mut plies = 0;
