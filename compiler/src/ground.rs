@@ -17,7 +17,7 @@
 //! and grounding starts again.
 
 use crate::deadline::Deadline;
-use crate::eval::{Budget, Db, EvalError, Negation, Program, Scratch, Steps};
+use crate::eval::{Budget, Db, EvalError, Meter, Negation, Program, Scratch, Steps};
 use crate::game::{Clause, Game, Layer, Lit, Pat, RelId};
 use crate::names::describe;
 use crate::term::{TermId, TermPool, TooDeep};
@@ -423,8 +423,10 @@ fn instantiate_clause(
     let mut overflow = false;
     let max_rules = limits.max_rules.saturating_sub(g.rules.len());
     let g_rules = g.rules.len();
+    let mut steps = Steps::unlimited();
+    let meter = Meter { deadline, steps: &mut steps };
     program
-        .for_each_match(ci, db, &mut g.pool, Negation::Ignore, deadline, &mut Steps::unlimited(), &mut |_, bind| {
+        .for_each_match(ci, db, &mut g.pool, Negation::Ignore, meter, &mut |_, bind| {
             bindings.extend_from_slice(&bind[..nvars]);
             count += 1;
             if count > max_rules {

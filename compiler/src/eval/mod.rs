@@ -98,6 +98,13 @@ impl Steps {
     }
 }
 
+/// What a join looks at while it runs: the deadline, and the join steps
+/// it counts against their limit.
+pub struct Meter<'a> {
+    pub deadline: &'a Deadline,
+    pub steps: &'a mut Steps,
+}
+
 /// Limits on one evaluation: total facts derived, join steps and a deadline.
 #[derive(Clone, Debug)]
 pub struct Budget {
@@ -509,7 +516,7 @@ impl Program {
             let facts_before = budget.facts;
             let (deadline, steps) = (&budget.deadline, &mut budget.steps);
             let (max_facts, ticks) = (budget.max_facts, &mut budget.ticks);
-            join::run(plan, db_ref, pool, ranges, neg, deadline, steps, &mut |pool, bind| {
+            join::run(plan, db_ref, pool, ranges, neg, Meter { deadline, steps }, &mut |pool, bind| {
                 for a in plan.head.iter() {
                     let t = join::build(pool, a, bind).map_err(|_| EvalError::TermTooDeep { relation: name() })?;
                     out.push(t);
@@ -524,7 +531,7 @@ impl Program {
                     return Err(EvalError::TooManyDerivations { relation: name(), limit: max_facts });
                 }
                 *ticks = ticks.wrapping_add(1);
-                if *ticks % 4096 == 0 && deadline.passed() {
+                if ticks.is_multiple_of(4096) && deadline.passed() {
                     return Err(EvalError::Timeout { relation: name(), rows: facts_before });
                 }
                 Ok(())
@@ -576,8 +583,7 @@ impl Program {
         db: &mut Db,
         pool: &mut TermPool,
         neg: Negation,
-        deadline: &Deadline,
-        steps: &mut Steps,
+        meter: Meter<'_>,
         f: &mut F,
     ) -> Result<(), EvalError>
     where
@@ -589,6 +595,6 @@ impl Program {
         }
         let Some(plan) = &self.clause_plans[ci] else { unreachable!("planned above") };
         let all = |_: usize| (0u32, u32::MAX);
-        join::run(plan, db, pool, &all, neg, deadline, steps, f)
+        join::run(plan, db, pool, &all, neg, meter, f)
     }
 }

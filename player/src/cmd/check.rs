@@ -232,7 +232,7 @@ fn print_propnet(a: &Args, prepared: &propel_runtime::build::Prepared) -> Result
         names(&l.constant)
     );
     if a.plan {
-        println!("\nplan:\n{}", propel_runtime::plan::Plan::of(&prepared));
+        println!("\nplan:\n{}", propel_runtime::plan::Plan::of(prepared));
     }
     Ok(())
 }
