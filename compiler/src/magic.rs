@@ -13,8 +13,9 @@
 //! computed from `r`'s rules only where its magic relation holds.
 //!
 //! Bindings flow left to right through rule bodies (the order authors
-//! write for top-down provers); a negated call is treated as coming after
-//! all positive literals of its rule, with every argument bound. Only the
+//! write for top-down provers); a negated call is treated as coming right
+//! after the positive literal that binds its last variable, with every
+//! argument bound. Only the
 //! relations asked for are rewritten; a relation that some caller uses
 //! with no argument bound is computed in full as before. The result is
 //! stratified again; when it is not, there is no rewrite.
@@ -80,6 +81,22 @@ fn sips(c: &Clause, head: Option<&Adornment>, rewritten: &[bool]) -> Vec<Option<
     };
     let mut out = vec![None; c.body.len()];
     let mut before: Vec<usize> = Vec::new();
+    // A negated call is checked with every argument bound. Its demand
+    // comes from the positive literals up to the one that binds its last
+    // variable: a superset of the instances checked, and no dependency on
+    // the literals after it (amazons' `openPath` is defined by
+    // `(not (occupied ?x2 ?y2))` and then a recursive `openPath`: with that
+    // call in the demand for `occupied`, the rewrite was not stratified).
+    let negs_ready = |out: &mut Vec<Option<(Adornment, Vec<usize>)>>, before: &[usize], bound: &[bool]| {
+        for (i, l) in c.body.iter().enumerate() {
+            if let Lit::Neg(a) = l {
+                if rewritten[a.rel.index()] && out[i].is_none() && a.args.iter().all(|p| pat_bound(p, bound)) {
+                    out[i] = Some((vec![true; a.args.len()], filters_ready(before, bound)));
+                }
+            }
+        }
+    };
+    negs_ready(&mut out, &before, &bound);
     for (i, l) in c.body.iter().enumerate() {
         if let Lit::Pos(a) = l {
             if rewritten[a.rel.index()] {
@@ -90,14 +107,7 @@ fn sips(c: &Clause, head: Option<&Adornment>, rewritten: &[bool]) -> Vec<Option<
                 bind(p, &mut bound);
             }
             before.push(i);
-        }
-    }
-    // Negated calls: after every positive literal, all arguments bound.
-    for (i, l) in c.body.iter().enumerate() {
-        if let Lit::Neg(a) = l {
-            if rewritten[a.rel.index()] {
-                out[i] = Some((vec![true; a.args.len()], filters_ready(&before, &bound)));
-            }
+            negs_ready(&mut out, &before, &bound);
         }
     }
     out
@@ -390,6 +400,27 @@ mod tests {
         assert_eq!(with_callees(&g, &[rel("near")]), vec![rel("near"), rel("free")]);
         let rw = demand_transform(&g, &with_callers(&g, &with_callees(&g, &[rel("near")]))).expect("rewritable");
         assert!(rw.relations.contains(&rel("free")), "{:?}", rw.relations);
+    }
+
+    #[test]
+    fn a_negated_call_before_a_recursive_one_can_be_rewritten() {
+        // Amazons' `openPath`: the demand for `occupied` must not wait for
+        // the recursive call after it, or the rewrite is not stratified.
+        let g = load(
+            "t.kif",
+            "(role r) (init (at 1)) (step 1 2) (step 2 3) (step 3 4)
+             (<= (occupied ?y) (true (at ?y)))
+             (<= (path ?x ?y) (step ?x ?y) (not (occupied ?y)))
+             (<= (path ?x ?z) (step ?x ?y) (not (occupied ?y)) (path ?y ?z))
+             (<= (legal r (go ?y)) (true (at ?x)) (path ?x ?y))
+             (<= (next (at ?y)) (does r (go ?y)))
+             (<= terminal (true (at 4))) (goal r 100)",
+        )
+        .unwrap();
+        let rel = |n: &str| g.relation_by_name(n).unwrap();
+        let wanted = with_callers(&g, &with_callees(&g, &[rel("path")]));
+        let rw = demand_transform(&g, &wanted).expect("stratified");
+        assert!(rw.relations.contains(&rel("path")) && rw.relations.contains(&rel("occupied")), "{:?}", rw.relations);
     }
 
     #[test]
