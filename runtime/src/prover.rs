@@ -29,6 +29,11 @@ const ATTEMPT_MAX_ROWS: usize = 250_000;
 /// Plies of the sample game that looks for relations heavy later on.
 const SAMPLE_PLIES: usize = 10;
 
+/// Most legal moves of a role in a state of the sample game: with more,
+/// there is no sample (the hostile `scripts/hostile/million.kif`: a
+/// million moves, whose texts would be written and sorted every ply).
+const SAMPLE_MAX_MOVES: usize = 10_000;
+
 /// A relation derived this often in the sample game is tried on demand.
 const SAMPLE_HEAVY: u64 = 20_000;
 
@@ -325,12 +330,17 @@ impl Prover {
             let mut joint = Vec::with_capacity(self.role_terms.len());
             for r in 0..self.role_terms.len() {
                 self.legal_moves(&s, r, &mut moves).ok()?;
+                // Moves are chosen by their text, which costs more than
+                // the rules' evaluation when there are very many: no sample.
+                if moves.len() > SAMPLE_MAX_MOVES {
+                    return None;
+                }
                 let mut named: Vec<(String, TermId)> = moves.iter().map(|&m| (self.move_kif(m), m)).collect();
                 if named.is_empty() {
                     return Some(SampleCost { plies, steps: self.budget.steps.done - before });
                 }
-                named.sort();
-                joint.push(named[(plies * 7 + 3 * r + 1) % named.len()].1);
+                let at = (plies * 7 + 3 * r + 1) % named.len();
+                joint.push(named.select_nth_unstable(at).1 .1);
             }
             s = self.next_state(&s, &joint).ok()?;
             plies += 1;
