@@ -6,6 +6,7 @@
 pub mod analysis;
 pub mod aot;
 pub mod build;
+pub mod formats;
 mod goals;
 pub mod heuristic;
 pub mod hybrid;

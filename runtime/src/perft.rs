@@ -5,7 +5,9 @@
 
 use crate::machine::{MachineError, StateMachine};
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// One depth's counts; serialised as `propel perft` writes it
+/// (docs/formats.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PerftLine {
     pub depth: usize,
     pub nodes: u64,
