@@ -126,6 +126,10 @@ pub struct PlayoutsReport {
 pub struct SearchReport {
     pub game: String,
     pub machine: String,
+    /// What `--machine auto` chose (prover, propnet, jit, hybrid, aot).
+    pub machine_chosen: String,
+    /// Why; empty when the machine was named on the command line.
+    pub machine_reason: String,
     pub lanes: bool,
     pub mode: String,
     pub threads: usize,
@@ -270,6 +274,8 @@ mod tests {
         let s = SearchReport {
             game: "g.kif".into(),
             machine: "propnet".into(),
+            machine_chosen: "propnet".into(),
+            machine_reason: String::new(),
             lanes: false,
             mode: "pipeline".into(),
             threads: 2,
@@ -290,7 +296,7 @@ mod tests {
         };
         round_trip(
             &s,
-            r#"{"game":"g.kif","machine":"propnet","lanes":false,"mode":"pipeline","threads":2,"seconds":1.0,"iterations":5,"iterations_per_s":5.0,"rollouts":5,"rollouts_per_s":5.0,"nodes":6,"pool":100,"search_busy":0.5,"rollout_idle":0.25,"rollouts_per_request":1,"role":"x","move":"(mark 1 1)","value":50.0,"visits":3}"#,
+            r#"{"game":"g.kif","machine":"propnet","machine_chosen":"propnet","machine_reason":"","lanes":false,"mode":"pipeline","threads":2,"seconds":1.0,"iterations":5,"iterations_per_s":5.0,"rollouts":5,"rollouts_per_s":5.0,"nodes":6,"pool":100,"search_busy":0.5,"rollout_idle":0.25,"rollouts_per_request":1,"role":"x","move":"(mark 1 1)","value":50.0,"visits":3}"#,
         );
     }
 }
