@@ -305,8 +305,8 @@ fn check_game(spec: &Spec) -> Result<(), TestCaseError> {
     let seeds = [1, 2, 3];
     let mut prover = Prover::new(game.clone()).unwrap();
     let mut lists: Vec<(String, Vec<Pass>)> = vec![("no pass".into(), Vec::new())];
-    lists.extend(Pass::EACH.iter().map(|p| (p.name().to_string(), vec![*p])));
-    lists.push(("the default pipeline".into(), Pass::ALL.to_vec()));
+    lists.extend(Pass::EVERY.iter().map(|p| (p.name().to_string(), vec![*p])));
+    lists.push(("the default pipeline".into(), Pass::DEFAULT.to_vec()));
     for (label, passes) in lists {
         let mut net = propnet_machine(&game, &passes);
         walks(&mut prover, &mut net, &seeds, &format!("propnet after {label}\n{text}"), |_, _, _| {})?;
