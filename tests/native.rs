@@ -45,13 +45,9 @@ fn native_playout_equals_standard_playout_seed_by_seed() {
             let mut stats = PlayoutStats::default();
             let len = playout(&mut m, &mut Rng::new(seed), &mut stats).unwrap();
             assert_eq!(n as u64, len, "{}: seed {seed}: playout lengths differ", g.display());
-            for r in 0..roles {
-                assert_eq!(
-                    goals[r].max(0) as u64,
-                    stats.goal_sums[r],
-                    "{}: seed {seed}: goal of role {r}",
-                    g.display()
-                );
+            assert_eq!(goals.len(), roles, "{}: seed {seed}: goals of every role", g.display());
+            for (r, &goal) in goals.iter().enumerate() {
+                assert_eq!(goal.max(0) as u64, stats.goal_sums[r], "{}: seed {seed}: goal of role {r}", g.display());
             }
             fast_len += n as u64;
             std_len += len;

@@ -276,10 +276,11 @@ fn lanes_agree(m: &mut NativeMachine, s: &propel_runtime::propnet::NetState, joi
             assert_eq!(terminal, t, "{what}: lane terminal");
             if !t {
                 let mut moves = Vec::new();
-                for r in 0..roles {
+                assert_eq!(legal.len(), roles, "{what}: lane legal moves of every role");
+                for (r, lane_legal) in legal.iter().enumerate() {
                     m.legal_moves(&next, r, &mut moves).unwrap();
                     moves.sort_unstable();
-                    assert_eq!(legal[r], moves, "{what}: lane legal moves of role {r}");
+                    assert_eq!(*lane_legal, moves, "{what}: lane legal moves of role {r}");
                 }
             }
         }

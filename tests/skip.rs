@@ -14,7 +14,7 @@ pub fn required() -> bool {
 }
 
 /// Says that a test (or part of one) is skipped because `why`; panics
-/// instead when skips are not allowed ([`required`]).
+/// instead when skips are not allowed (`required`).
 #[track_caller]
 pub fn skip(why: &str) {
     if required() {

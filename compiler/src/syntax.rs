@@ -174,11 +174,11 @@ mod tests {
         assert!(matches!(r.body[1], Literal::Not(..)));
         assert!(matches!(r.body[2], Literal::Distinct(..)));
         assert!(matches!(&r.body[3], Literal::Or(v, _) if v.len() == 2));
-        assert_eq!(syms.name(r.head.args[0].clone().as_const()), "x");
+        assert_eq!(syms.name(r.head.args[0].clone().into_const()), "x");
     }
 
     impl Term {
-        fn as_const(self) -> Sym {
+        fn into_const(self) -> Sym {
             match self {
                 Term::Const(s, _) => s,
                 _ => panic!(),

@@ -75,7 +75,7 @@ pub fn perft<M: StateMachine>(m: &mut M, depth: usize, progress: &mut dyn FnMut(
         // Count (and maybe expand) a newly reached state.
         if let Some((s, d)) = pending.take() {
             visited += 1;
-            if visited % 4096 == 0 {
+            if visited.is_multiple_of(4096) {
                 progress(visited);
             }
             out.lines[d].nodes += 1;

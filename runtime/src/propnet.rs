@@ -477,8 +477,8 @@ impl Engine {
 
     /// Makes `bits` the current state: only bases that differ are touched.
     pub fn set_state(&mut self, bits: &[u64]) {
-        for w in 0..bits.len() {
-            let mut diff = bits[w] ^ self.bases[w];
+        for (w, &word) in bits.iter().enumerate() {
+            let mut diff = word ^ self.bases[w];
             while diff != 0 {
                 let b = diff.trailing_zeros();
                 diff &= diff - 1;
@@ -500,8 +500,8 @@ impl Engine {
         for &i in joint {
             want[i as usize / 64] |= 1 << (i % 64);
         }
-        for w in 0..want.len() {
-            let mut diff = want[w] ^ self.inputs[w];
+        for (w, &word) in want.iter().enumerate() {
+            let mut diff = word ^ self.inputs[w];
             while diff != 0 {
                 let b = diff.trailing_zeros();
                 diff &= diff - 1;

@@ -125,7 +125,7 @@ impl Prover {
     /// dominates the derivations of the initial state, it is rewritten to
     /// be computed on demand ([`propel_compiler::magic`]), with the
     /// state-dependent helpers it calls, and the prover is built again.
-    /// Then a short sample game ([`SAMPLE_PLIES`] plies, moves chosen by
+    /// Then a short sample game (`SAMPLE_PLIES` plies, moves chosen by
     /// their text, so the same on every build) finds relations that are
     /// heavy later in the game (chess's `blocks_rook_threat`, computed in
     /// every state though only needed in check): each is rewritten in

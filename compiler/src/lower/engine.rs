@@ -646,7 +646,8 @@ impl Code<'_> {
                         stack.reload(&mut b, inst, layout);
                     }
                     None => {
-                        let (inst, fl) = if self.locals { local_copies(&mut b, inst, fl, stack.top) } else { (inst, fl) };
+                        let (inst, fl) =
+                            if self.locals { local_copies(&mut b, inst, fl, stack.top) } else { (inst, fl) };
                         for &f in &self.fanout[cc as usize] {
                             self.update(&mut b, inst, f, fl, stack.top);
                         }

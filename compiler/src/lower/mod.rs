@@ -67,7 +67,7 @@ impl From<ModuleError> for LowerError {
 /// which no code is generated. Code generation compiles in batches, so
 /// memory is one batch of IR plus the machine code, about 52 bytes per
 /// update (base/amazons, 3.47M updates: 181 MB of code, 9.4 s on two cores,
-/// 1.5 GB at the peak); this limit keeps the code within [`JIT_ARENA`]:
+/// 1.5 GB at the peak); this limit keeps the code within `JIT_ARENA`:
 /// base/amazonsTorus, the largest network in the corpus (16.4M estimated,
 /// 17.28M generated), is 1.39 GB of object code.
 pub const MAX_UPDATES: usize = 17_000_000;

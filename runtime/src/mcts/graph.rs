@@ -211,8 +211,8 @@ impl<S, Mv> Node<S, Mv> {
             self.ends.push(self.edges.len() as u32);
         }
         self.single = self.chooser(moves.len()).map(|c| c as u8);
-        let counts = (0..self.ends.len()).map(|r| self.moves(r) as u64);
-        let fits = counts.fold(Some(1u64), |p, k| p.and_then(|p| p.checked_mul(k)));
+        let mut counts = (0..self.ends.len()).map(|r| self.moves(r) as u64);
+        let fits = counts.try_fold(1u64, |p, k| p.checked_mul(k));
         self.wide = (fits.is_none() && self.single.is_none()).then(Vec::new);
         self.expanded = true;
     }
@@ -898,6 +898,7 @@ where
     }
 
     /// The root's move statistics of `role` (for merging root-parallel graphs).
+    #[allow(clippy::type_complexity, reason = "moves, visits and value sums, taken apart at once by the caller")]
     pub fn root_stats(&self, role: usize) -> Option<(Vec<M::Move>, Vec<u32>, Vec<f64>)> {
         let n = self.get(self.root)?;
         if role >= n.ends.len() {

@@ -385,7 +385,7 @@ where
             // Nothing to do: leave the core to the search thread for a
             // while (with two cores, spinning would take it from it).
             self.misses += 1;
-            if self.misses % LANES as u32 == 0 {
+            if self.misses.is_multiple_of(LANES as u32) {
                 std::thread::yield_now();
             }
             return Refill::Later;
