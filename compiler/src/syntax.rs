@@ -138,14 +138,14 @@ impl Builder<'_> {
 }
 
 /// Builds the syntax tree of every top-level form.
-pub fn build(src: &Source, sx: &Sexprs, syms: &SymbolTable) -> Result<Description, GdlError> {
+pub(crate) fn build(src: &Source, sx: &Sexprs, syms: &SymbolTable) -> Result<Description, GdlError> {
     let b = Builder { src, sx, syms };
     let rules = sx.top.iter().map(|&id| b.rule(id)).collect::<Result<_, _>>()?;
     Ok(Description { rules })
 }
 
 /// Reads and builds in one step.
-pub fn parse(src: &Source, syms: &mut SymbolTable) -> Result<Description, GdlError> {
+pub(crate) fn parse(src: &Source, syms: &mut SymbolTable) -> Result<Description, GdlError> {
     let sx = crate::reader::read(src, syms)?;
     build(src, &sx, syms)
 }

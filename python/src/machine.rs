@@ -6,7 +6,7 @@ use propel_compiler::propnet::Propnet;
 use propel_compiler::Game;
 use propel_compiler::TermId;
 use propel_runtime::build::{prepare, BuildOptions};
-use propel_runtime::native::NativeCode;
+use propel_runtime::NativeCode;
 use propel_runtime::propnet::NetState;
 use propel_runtime::prover::ProverState;
 use propel_runtime::{MachineError, NativeMachine, PropnetMachine, Prover, StateMachine};

@@ -15,14 +15,15 @@ mod engine;
 mod func;
 mod goals;
 pub mod lanes;
-pub mod layout;
+mod layout;
 mod moves;
 mod options;
 mod parallel;
 mod queries;
 mod top;
 
-pub use layout::{reset_image, Layout, MachineLayout, FORMAT_VERSION};
+pub use layout::{reset_image, FORMAT_VERSION};
+pub use propel_abi::layout::{Layout, MachineLayout};
 pub use options::{Cancel, CodegenOptions, OptLevel, Regalloc, KEYS as CODEGEN_KEYS};
 pub use propel_abi::{game_hash, Export, Fns};
 
