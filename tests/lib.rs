@@ -51,6 +51,18 @@ pub fn corpus_game(path: &str) -> Option<Arc<Game>> {
     Some(Arc::new(propel_compiler::load_file(&path).unwrap_or_else(|e| panic!("{e}"))))
 }
 
+/// Build limits for tests: ten minutes instead of the player's 60 s, so
+/// that a test on a busy machine (or a debug build) never fails for lack
+/// of time. The size limits are the defaults.
+pub fn test_limits() -> propel_compiler::ground::GroundLimits {
+    propel_compiler::ground::GroundLimits { time: std::time::Duration::from_secs(600), ..Default::default() }
+}
+
+/// [`propel_runtime::build::BuildOptions`] with [`test_limits`].
+pub fn test_build_options() -> propel_runtime::build::BuildOptions {
+    propel_runtime::build::BuildOptions { limits: test_limits(), ..Default::default() }
+}
+
 /// The one-engine JIT machine of `game` through the default pipeline, and
 /// what its code generation took.
 pub fn jit_machine(game: &Arc<Game>) -> (NativeMachine, CodeStats) {
@@ -60,7 +72,7 @@ pub fn jit_machine(game: &Arc<Game>) -> (NativeMachine, CodeStats) {
 /// [`jit_machine`] with these code generation settings.
 pub fn jit_machine_with(game: &Arc<Game>, options: &CodegenOptions) -> (NativeMachine, CodeStats) {
     let name = &game.name;
-    let c = propel_compiler::pipeline::compile(game, &Default::default(), propel_compiler::propnet::passes::Pass::ALL)
+    let c = propel_compiler::pipeline::compile(game, &test_limits(), propel_compiler::propnet::passes::Pass::ALL)
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     let m = Machine { engines: vec![&c.net], split: None, goal_net: c.goal_net.as_ref(), lanes: None };
     let code = propel_compiler::lower::jit(&m, name, options).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -135,7 +147,7 @@ pub fn propnet_machine(
     game: &std::sync::Arc<propel_compiler::Game>,
     passes: &[propel_compiler::propnet::passes::Pass],
 ) -> propel_runtime::PropnetMachine {
-    let opts = propel_runtime::build::BuildOptions { passes: passes.to_vec(), ..Default::default() };
+    let opts = propel_runtime::build::BuildOptions { passes: passes.to_vec(), ..test_build_options() };
     propel_runtime::build::propnet_machine(game, &opts).unwrap_or_else(|e| panic!("{}: {e}", game.name)).machine
 }
 

@@ -8,7 +8,10 @@
 use propel_compiler::project::{eliminate_locals, project_locals};
 use propel_runtime::perft::perft;
 use propel_runtime::{Prover, StateMachine};
-use propel_tests::{assert_traces_agree, bundled_games, check_perft, corpus_game, propnet_machine, read_perft, root};
+use propel_tests::{
+    assert_traces_agree, bundled_games, check_perft, corpus_game, propnet_machine, read_perft, root,
+    test_build_options, test_limits,
+};
 use std::sync::Arc;
 
 #[test]
@@ -93,7 +96,7 @@ fn eliminated_rules_keep_the_game() {
     // The propnets from both sets of rules, against the prover; the
     // eliminated one is the smaller.
     let passes = propel_compiler::propnet::passes::Pass::DEFAULT;
-    let limits = Default::default();
+    let limits = test_limits();
     let plain = propel_compiler::pipeline::compile(&game, &limits, &[]).unwrap_or_else(|e| panic!("{e}"));
     let small = propel_compiler::pipeline::compile(&eliminated, &limits, &[]).unwrap_or_else(|e| panic!("{e}"));
     let (p, s) = (plain.net.counts().edges, small.net.counts().edges);
@@ -111,7 +114,7 @@ fn eliminated_rules_keep_the_game() {
 fn quarto_is_built_from_eliminated_rules_and_agrees_with_the_prover() {
     let Some(game) = corpus_game("base/quarto.kif") else { return };
     let passes = propel_compiler::propnet::passes::Pass::DEFAULT;
-    let c = propel_compiler::pipeline::compile(&game, &Default::default(), passes).unwrap_or_else(|e| panic!("{e}"));
+    let c = propel_compiler::pipeline::compile(&game, &test_limits(), passes).unwrap_or_else(|e| panic!("{e}"));
     // As written: 99,042 components and 564,430 edges.
     assert!(c.net.counts().edges < 20_000, "{:?}", c.net.counts());
     assert!(c.report[0].stage.contains("as written"), "{:?}", c.report[0].stage);
@@ -126,7 +129,7 @@ fn quarto_is_built_from_eliminated_rules_and_agrees_with_the_prover() {
 #[test]
 fn racer_native_code_comes_from_the_eliminated_network() {
     let Some(game) = corpus_game("base/racer.kif") else { return };
-    let p = propel_runtime::build::prepare(&game, &Default::default()).unwrap_or_else(|e| panic!("{e}"));
+    let p = propel_runtime::build::prepare(&game, &test_build_options()).unwrap_or_else(|e| panic!("{e}"));
     // The interpreter keeps racer as written (the eliminated network has
     // 39% of the edges and ran it 2.4x slower); native code takes it.
     let (plain, native) = (p.net().counts().edges, p.native_net().counts().edges);

@@ -153,8 +153,14 @@ impl Game {
     /// `goal`, `terminal`, `role`) depend on. The others (unused helper
     /// relations, and the `base`/`input` hints) need never be evaluated.
     pub fn needed_relations(&self) -> Vec<bool> {
+        self.needed_by(&[RelId::ROLE, RelId::INIT, RelId::LEGAL, RelId::NEXT, RelId::GOAL, RelId::TERMINAL])
+    }
+
+    /// Which relations `roots` depend on (through positive or negative
+    /// literals), the roots included.
+    pub fn needed_by(&self, roots: &[RelId]) -> Vec<bool> {
         let mut needed = vec![false; self.relations.len()];
-        let mut stack = vec![RelId::ROLE, RelId::INIT, RelId::LEGAL, RelId::NEXT, RelId::GOAL, RelId::TERMINAL];
+        let mut stack = roots.to_vec();
         let mut by_head: Vec<Vec<usize>> = vec![Vec::new(); self.relations.len()];
         for (i, c) in self.clauses.iter().enumerate() {
             by_head[c.head.rel.index()].push(i);

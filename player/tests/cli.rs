@@ -442,11 +442,13 @@ fn large_files_are_refused_before_they_are_read() {
     text.push_str(&comment.repeat(1500));
     let big = temp_file("big.kif", &text);
     let o = propel(&["check", big.to_str().unwrap(), "--max-file-mb", "1"]);
-    assert_eq!(o.status.code(), Some(1));
+    // A limit of ours, not a fault of the rules: gave up (exit 3).
+    assert_eq!(o.status.code(), Some(3));
     assert!(stderr(&o).contains("the limit is --max-file-mb 1"), "{}", stderr(&o));
     let o = propel(&["check", big.to_str().unwrap(), "--max-file-mb", "1", "--json"]);
     let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
     assert_eq!(v["category"], "too-large", "{v}");
+    assert_eq!(v["verdict"], "gave-up", "{v}");
     let o = propel(&["perft", big.to_str().unwrap(), "--depth", "1", "--max-file-mb", "1"]);
     assert!(stderr(&o).contains("GB of memory"), "{}", stderr(&o));
     assert!(propel(&["check", big.to_str().unwrap()]).status.success(), "under the default limit");

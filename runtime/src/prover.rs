@@ -29,6 +29,11 @@ const ATTEMPT_MAX_ROWS: usize = 250_000;
 /// Plies of the sample game that looks for relations heavy later on.
 const SAMPLE_PLIES: usize = 10;
 
+/// Most legal moves of a role in a state of the sample game: with more,
+/// there is no sample (the hostile `scripts/hostile/million.kif`: a
+/// million moves, whose texts would be written and sorted every ply).
+const SAMPLE_MAX_MOVES: usize = 10_000;
+
 /// A relation derived this often in the sample game is tried on demand.
 const SAMPLE_HEAVY: u64 = 20_000;
 
@@ -79,12 +84,33 @@ pub struct Prover {
     strata: [Vec<usize>; 3],
     /// Relations of each layer (cleared when that layer is recomputed).
     rels: [Vec<RelId>; 3],
+    /// For each query on a state ([`Query`]), the positions in
+    /// `strata[1]` of the state strata it reads, in evaluation order.
+    needs: [Vec<usize>; 4],
+    /// Which of `strata[1]` are evaluated for the loaded state: a state's
+    /// strata are evaluated when a query first needs them, so that a
+    /// search that asks only for legal moves and next states never derives
+    /// what only goals read (sudoku's `victoryState`, which costs more than
+    /// the rest of the state together).
+    done: Vec<bool>,
     initial: ProverState,
     loaded_state: Option<ProverState>,
     loaded_joint: Option<Vec<TermId>>,
     /// Join steps it took to derive the static facts and the initial state.
     build_steps: u64,
 }
+
+/// What is asked of a loaded state; indexes [`Prover::needs`].
+#[derive(Clone, Copy)]
+enum Query {
+    Legal = 0,
+    Terminal = 1,
+    Goal = 2,
+    /// The state relations `next` reads (the move layer comes after).
+    Next = 3,
+}
+
+const QUERIES: [Query; 4] = [Query::Legal, Query::Terminal, Query::Goal, Query::Next];
 
 fn layer_index(l: Layer) -> usize {
     match l {
@@ -304,12 +330,17 @@ impl Prover {
             let mut joint = Vec::with_capacity(self.role_terms.len());
             for r in 0..self.role_terms.len() {
                 self.legal_moves(&s, r, &mut moves).ok()?;
+                // Moves are chosen by their text, which costs more than
+                // the rules' evaluation when there are very many: no sample.
+                if moves.len() > SAMPLE_MAX_MOVES {
+                    return None;
+                }
                 let mut named: Vec<(String, TermId)> = moves.iter().map(|&m| (self.move_kif(m), m)).collect();
                 if named.is_empty() {
                     return Some(SampleCost { plies, steps: self.budget.steps.done - before });
                 }
-                named.sort();
-                joint.push(named[(plies * 7 + 3 * r + 1) % named.len()].1);
+                let at = (plies * 7 + 3 * r + 1) % named.len();
+                joint.push(named.select_nth_unstable(at).1 .1);
             }
             s = self.next_state(&s, &joint).ok()?;
             plies += 1;
@@ -353,6 +384,18 @@ impl Prover {
         for (i, r) in game.relations.iter().enumerate() {
             rels[layer_index(r.layer)].push(RelId(i as u32));
         }
+        let needs = QUERIES.map(|q| {
+            let root = match q {
+                Query::Legal => RelId::LEGAL,
+                Query::Terminal => RelId::TERMINAL,
+                Query::Goal => RelId::GOAL,
+                Query::Next => RelId::NEXT,
+            };
+            let by = game.needed_by(&[root]);
+            let reads = |si: usize| program.strata()[si].rels.iter().any(|r| by[r.index()]);
+            (0..strata[1].len()).filter(|&k| reads(strata[1][k])).collect::<Vec<usize>>()
+        });
+        let done = vec![false; strata[1].len()];
         let role_names = game.role_names();
         let role_terms = game.roles.iter().map(|&r| pool.constant(r)).collect();
         let mut p = Prover {
@@ -366,6 +409,8 @@ impl Prover {
             role_terms,
             strata,
             rels,
+            needs,
+            done,
             initial: ProverState(Arc::from(Vec::new())),
             loaded_state: None,
             loaded_joint: None,
@@ -389,7 +434,11 @@ impl Prover {
         // counting derivations per relation.
         self.scratch.reset_counts();
         let initial = self.initial.clone();
-        self.load_state(&initial)
+        self.load_state(&initial)?;
+        for q in QUERIES {
+            self.ensure(q)?;
+        }
+        Ok(())
     }
 
     pub fn game(&self) -> &Game {
@@ -504,13 +553,48 @@ impl Prover {
         for &f in s.facts() {
             t.insert(&[f], &self.pool);
         }
-        self.eval_layer(1)?;
+        self.budget.reset();
+        self.done.iter_mut().for_each(|d| *d = false);
         self.loaded_state = Some(s.clone());
         Ok(())
     }
 
-    fn load_joint(&mut self, s: &ProverState, joint: &[TermId]) -> Result<(), MachineError> {
+    /// Evaluates the state strata `q` reads that are not evaluated yet
+    /// (each reads only strata before it in `q`'s list: the list is closed
+    /// under dependence and in evaluation order). A failure unloads the
+    /// state, whose relations may then be incomplete.
+    fn ensure(&mut self, q: Query) -> Result<(), MachineError> {
+        for k in 0..self.needs[q as usize].len() {
+            let pos = self.needs[q as usize][k];
+            if self.done[pos] {
+                continue;
+            }
+            let si = self.strata[1][pos];
+            let evaluated = self.program.eval_stratum(
+                si,
+                &mut self.db,
+                &mut self.pool,
+                Negation::Check,
+                &mut self.budget,
+                &mut self.scratch,
+            );
+            if let Err(e) = evaluated {
+                self.loaded_state = None;
+                self.loaded_joint = None;
+                return Err(e.into());
+            }
+            self.done[pos] = true;
+        }
+        Ok(())
+    }
+
+    fn load_query(&mut self, s: &ProverState, q: Query) -> Result<(), MachineError> {
         self.load_state(s)?;
+        self.ensure(q)
+    }
+
+    fn load_joint(&mut self, s: &ProverState, joint: &[TermId]) -> Result<(), MachineError> {
+        self.load_query(s, Query::Next)?;
         if self.loaded_joint.as_deref() == Some(joint) {
             return Ok(());
         }
@@ -552,12 +636,12 @@ impl StateMachine for Prover {
     }
 
     fn is_terminal(&mut self, s: &ProverState) -> Result<bool, MachineError> {
-        self.load_state(s)?;
+        self.load_query(s, Query::Terminal)?;
         Ok(!self.db.rel(RelId::TERMINAL).is_empty())
     }
 
     fn legal_moves(&mut self, s: &ProverState, role: usize, out: &mut Vec<TermId>) -> Result<(), MachineError> {
-        self.load_state(s)?;
+        self.load_query(s, Query::Legal)?;
         out.clear();
         let r = self.role_terms[role];
         out.extend(self.db.rel(RelId::LEGAL).rows().filter(|row| row[0] == r).map(|row| row[1]));
@@ -570,7 +654,7 @@ impl StateMachine for Prover {
     }
 
     fn goal_values(&mut self, s: &ProverState, role: usize, out: &mut Vec<u8>) -> Result<(), MachineError> {
-        self.load_state(s)?;
+        self.load_query(s, Query::Goal)?;
         out.clear();
         let r = self.role_terms[role];
         for row in self.db.rel(RelId::GOAL).rows().filter(|row| row[0] == r) {
