@@ -23,8 +23,8 @@ mod queries;
 mod top;
 
 pub use layout::{reset_image, FORMAT_VERSION};
-pub use propel_abi::layout::{Layout, MachineLayout};
 pub use options::{Cancel, CodegenOptions, OptLevel, Regalloc, KEYS as CODEGEN_KEYS};
+pub use propel_abi::layout::{Layout, MachineLayout};
 pub use propel_abi::{game_hash, Export, Fns};
 
 use crate::propnet::Propnet;
