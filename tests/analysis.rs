@@ -66,10 +66,7 @@ fn analysis_of(path: &std::path::Path, budget: Duration) -> (Arc<propel_compiler
 /// A corpus game's analysis ([`analysis_of`]); `None`, said plainly,
 /// without the corpus.
 fn corpus_analysis(path: &str, budget: Duration) -> Option<(Arc<propel_compiler::Game>, Prepared, Analysis)> {
-    let Some(dir) = corpus_dir() else {
-        eprintln!("skipped: ../shared/games is not here");
-        return None;
-    };
+    let dir = corpus_dir()?;
     Some(analysis_of(&dir.join(path), budget))
 }
 

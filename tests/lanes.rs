@@ -50,10 +50,7 @@ fn lane_code_matches_the_reference_evaluator_exactly() {
 
 #[test]
 fn lane_code_matches_the_reference_on_corpus_games() {
-    let Some(dir) = corpus_dir() else {
-        eprintln!("SKIPPED: ../shared/games not found");
-        return;
-    };
+    let Some(dir) = corpus_dir() else { return };
     // Games with a separate goal network, cycles, many roles, and
     // simultaneous moves.
     for name in ["base/pentago.v1.kif", "base/3pConnectFour.kif", "base/nineBoardTicTacToe.kif", "base/blocker.kif"] {
@@ -61,7 +58,7 @@ fn lane_code_matches_the_reference_on_corpus_games() {
         if path.exists() {
             check_exact(&path, 70, &[7]);
         } else {
-            eprintln!("SKIPPED: {} not found", path.display());
+            propel_tests::skip(&format!("{} not found", path.display()));
         }
     }
 }

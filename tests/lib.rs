@@ -9,6 +9,9 @@ use propel_runtime::{NativeMachine, Prover, StateMachine};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod skip;
+pub use skip::skip;
+
 /// The repository root.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -23,23 +26,26 @@ pub fn bundled_games() -> Vec<PathBuf> {
     v
 }
 
-/// `../shared/games` when it exists (CI has it). Tests that need it print
-/// plainly that they are skipped when it does not.
+/// `../shared/games` when it exists (CI has it). When it does not, this
+/// says plainly that the calling test skips it, or fails in CI ([`skip`]).
+#[track_caller]
 pub fn corpus_dir() -> Option<PathBuf> {
     let d = root().join("../shared/games");
-    d.is_dir().then_some(d)
+    if !d.is_dir() {
+        skip("../shared/games not found");
+        return None;
+    }
+    Some(d)
 }
 
 /// `../shared/games/PATH`, or `None` (saying why) when the corpus or the
 /// file is missing.
+#[track_caller]
 pub fn corpus_game(path: &str) -> Option<Arc<Game>> {
-    let Some(dir) = corpus_dir() else {
-        eprintln!("SKIPPED: ../shared/games not found");
-        return None;
-    };
+    let dir = corpus_dir()?;
     let path = dir.join(path);
     if !path.exists() {
-        eprintln!("SKIPPED: {} not found", path.display());
+        skip(&format!("{} not found", path.display()));
         return None;
     }
     Some(Arc::new(propel_compiler::load_file(&path).unwrap_or_else(|e| panic!("{e}"))))

@@ -45,13 +45,9 @@ fn native_playout_equals_standard_playout_seed_by_seed() {
             let mut stats = PlayoutStats::default();
             let len = playout(&mut m, &mut Rng::new(seed), &mut stats).unwrap();
             assert_eq!(n as u64, len, "{}: seed {seed}: playout lengths differ", g.display());
-            for r in 0..roles {
-                assert_eq!(
-                    goals[r].max(0) as u64,
-                    stats.goal_sums[r],
-                    "{}: seed {seed}: goal of role {r}",
-                    g.display()
-                );
+            assert_eq!(goals.len(), roles, "{}: seed {seed}: goals of every role", g.display());
+            for (r, &goal) in goals.iter().enumerate() {
+                assert_eq!(goal.max(0) as u64, stats.goal_sums[r], "{}: seed {seed}: goal of role {r}", g.display());
             }
             fast_len += n as u64;
             std_len += len;
@@ -76,7 +72,7 @@ fn library(game: &Arc<propel_compiler::Game>, text: &[u8], dir: &std::path::Path
             Some(so)
         }
         _ => {
-            eprintln!("SKIPPED: no working `cc` to link a library");
+            propel_tests::skip("no working `cc` to link a library");
             None
         }
     }
@@ -252,4 +248,41 @@ fn damaged_and_foreign_libraries_are_refused() {
     let e = propel_runtime::aot::load(&dir.join("x.so"), Some(&hash)).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(e.contains("cannot load the library: dlopen failed: ") && e.contains("libpropeldep.so"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Bad joint moves and foreign states get typed errors naming the role and
+/// the move, the same from the propnet and the JIT.
+#[test]
+fn machine_errors_are_typed() {
+    use propel_runtime::MachineError;
+    fn check<M: StateMachine>(m: &mut M, what: &str) {
+        let s = m.initial_state().unwrap();
+        let roles = m.roles().to_vec();
+        let mut joint = Vec::new();
+        let mut moves = Vec::new();
+        for r in 0..roles.len() {
+            m.legal_moves(&s, r, &mut moves).unwrap();
+            joint.push(moves[0]);
+        }
+        assert_eq!(m.next_state(&s, &joint[1..]), Err(MachineError::BadJoint { roles: 2 }), "{what}");
+        let swapped = [joint[1], joint[0]];
+        let want = MachineError::IllegalMove { role: roles[0].clone(), mv: m.move_kif(joint[1]) };
+        assert_eq!(m.next_state(&s, &swapped), Err(want.clone()), "{what}");
+        assert!(want.to_string().contains(&roles[0]), "{what}: {want}");
+        assert_eq!(m.legal_moves(&s, 2, &mut moves).unwrap_err(), MachineError::NoRole { role: 2, roles: 2 }, "{what}");
+    }
+    let g = root().join("games/tictactoe.kif");
+    let (game, mut jit) = jit(&g);
+    check(&mut jit, "jit");
+    let mut net = propel_tests::propnet_machine(&game, propel_compiler::propnet::passes::Pass::ALL);
+    check(&mut net, "propnet");
+    let other = jit_machine(
+        &Arc::new(propel_compiler::load_file(&root().join("games/connect4.kif")).unwrap()),
+        &BuildOptions::default(),
+    )
+    .unwrap()
+    .machine
+    .initial_state()
+    .unwrap();
+    assert_eq!(jit.is_terminal(&other), Err(MachineError::WrongGame));
 }

@@ -102,7 +102,7 @@ impl Hasher {
 }
 
 /// The hash of the first `len` bytes of `f` (from its start).
-fn content_hash(f: &mut File, len: u64) -> Result<u64, FileError> {
+fn content_hash(f: &mut (impl Read + Seek), len: u64) -> Result<u64, FileError> {
     f.seek(SeekFrom::Start(0))?;
     let mut h = Hasher::new();
     let mut buf = vec![0u8; 1 << 20];
@@ -165,7 +165,7 @@ fn u16_at(b: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([b[at], b[at + 1]])
 }
 
-fn read_trailer(f: &mut File, len: u64) -> Result<Option<Trailer>, FileError> {
+fn read_trailer(f: &mut (impl Read + Seek), len: u64) -> Result<Option<Trailer>, FileError> {
     if len < TRAILER_LEN as u64 {
         return Ok(None);
     }
@@ -195,7 +195,7 @@ const ELF_MACHINE: u16 = if cfg!(target_arch = "x86_64") {
 
 /// Checks the ELF header and that every table and loaded segment lies
 /// within the first `len` bytes.
-fn check_elf(f: &mut File, len: u64) -> Result<(), FileError> {
+fn check_elf(f: &mut (impl Read + Seek), len: u64) -> Result<(), FileError> {
     let mut h = [0u8; 64];
     f.seek(SeekFrom::Start(0))?;
     if len < 64 || f.read_exact(&mut h).is_err() || &h[..4] != b"\x7fELF" {
@@ -245,7 +245,7 @@ fn check_elf(f: &mut File, len: u64) -> Result<(), FileError> {
 /// The format of the first Propel metadata text in the file, if any (a
 /// library of an older format has no trailer, but its metadata says
 /// which format it is).
-fn find_format(f: &mut File, len: u64) -> Result<Option<u64>, FileError> {
+fn find_format(f: &mut (impl Read + Seek), len: u64) -> Result<Option<u64>, FileError> {
     f.seek(SeekFrom::Start(0))?;
     let mut buf = vec![0u8; 1 << 20];
     // Bytes kept from the previous block, so that a mark across the
@@ -286,15 +286,20 @@ pub fn check(path: &Path) -> Result<Sealed, FileError> {
     if !meta.is_file() {
         return Err(FileError::Foreign("not a regular file".into()));
     }
-    let len = meta.len();
-    let trailer = read_trailer(&mut f, len)?;
+    check_contents(&mut f, meta.len())
+}
+
+/// [`check`] on the `len` bytes of any seekable reader (a file, or bytes
+/// in memory, as the fuzz target hands them).
+pub fn check_contents(f: &mut (impl Read + Seek), len: u64) -> Result<Sealed, FileError> {
+    let trailer = read_trailer(f, len)?;
     let length = trailer.as_ref().map_or(len, |t| t.length);
     if length > len {
         return Err(FileError::Truncated { needed: length, found: len });
     }
-    check_elf(&mut f, length)?;
+    check_elf(f, length)?;
     let Some(t) = trailer else {
-        return Err(match find_format(&mut f, len)? {
+        return Err(match find_format(f, len)? {
             Some(found) if found != FORMAT_VERSION as u64 => FileError::Format { found },
             Some(_) => FileError::Unsealed,
             None => FileError::NotPropel,
@@ -303,7 +308,7 @@ pub fn check(path: &Path) -> Result<Sealed, FileError> {
     if t.format != FORMAT_VERSION {
         return Err(FileError::Format { found: t.format as u64 });
     }
-    if t.length + TRAILER_LEN as u64 != len || content_hash(&mut f, t.length)? != t.hash {
+    if t.length + TRAILER_LEN as u64 != len || content_hash(f, t.length)? != t.hash {
         return Err(FileError::Damaged);
     }
     Ok(Sealed { game_hash: t.game_hash, length: t.length })

@@ -27,7 +27,7 @@ impl RelId {
 }
 
 /// The keyword relations, in `RelId` order, with their arities.
-pub const KEYWORD_RELATIONS: [(Sym, usize); 10] = [
+pub(crate) const KEYWORD_RELATIONS: [(Sym, usize); 10] = [
     (Sym::ROLE, 1),
     (Sym::INIT, 1),
     (Sym::TRUE, 1),

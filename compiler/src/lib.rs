@@ -3,32 +3,37 @@
 //! stages that turn a game into a propnet and native code.
 //!
 //! The stages, in order:
-//! [`reader`] (text to s-expressions) → [`syntax`] (GDL syntax tree) →
+//! [`reader`] (text to s-expressions) → `syntax` (GDL syntax tree) →
 //! [`validate`] (a [`Game`]: arities, safety, stratification, placement).
-//! [`eval`] evaluates a game's rules bottom-up over [`term`]s.
+//! [`eval`] evaluates a game's rules bottom-up over terms ([`TermPool`]).
+//!
+//! Public modules are the ones the runtime, the player and the tests use;
+//! the front end's internals (syntax tree, normal form, strata, terms,
+//! symbols, sources, relation names) are private, their types re-exported
+//! below.
 
 #![warn(unreachable_pub)]
 
-pub mod ast;
-pub mod deadline;
-pub mod error;
+mod ast;
+mod deadline;
+mod error;
 pub mod eval;
-pub mod game;
+mod game;
 mod graph;
 pub mod ground;
 pub mod lower;
 pub mod magic;
-pub mod names;
-pub mod normal;
+mod names;
+mod normal;
 pub mod pipeline;
 pub mod project;
 pub mod propnet;
 pub mod reader;
-pub mod source;
-pub mod strata;
-pub mod symbol;
-pub mod syntax;
-pub mod term;
+mod source;
+mod strata;
+mod symbol;
+mod syntax;
+mod term;
 pub mod validate;
 
 pub use deadline::Deadline;

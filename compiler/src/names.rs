@@ -22,7 +22,7 @@ pub fn base_name(name: &str) -> &str {
 
 /// `name` as a message shows it: the relation as written in the file, in
 /// backquotes, and in words what a rewrite made of it.
-pub fn describe(name: &str) -> String {
+pub(crate) fn describe(name: &str) -> String {
     let base = base_name(name);
     if name == base {
         format!("`{name}`")

@@ -6,22 +6,22 @@ use crate::ast::{Atom, Literal, Term};
 use crate::source::Span;
 
 /// Most conjunctions one rule may expand into.
-pub const MAX_DISJUNCTS: usize = 4096;
+pub(crate) const MAX_DISJUNCTS: usize = 4096;
 
 #[derive(Clone, Copy, Debug)]
-pub enum Leaf<'a> {
+pub(crate) enum Leaf<'a> {
     Pos(&'a Atom),
     Neg(&'a Atom),
-    Distinct(&'a Term, &'a Term, Span),
+    Distinct(&'a Term, &'a Term),
     /// `(not (distinct a b))`.
-    Same(&'a Term, &'a Term, Span),
+    Same(&'a Term, &'a Term),
 }
 
-pub type Conjunction<'a> = Vec<Leaf<'a>>;
+pub(crate) type Conjunction<'a> = Vec<Leaf<'a>>;
 
 /// Expands a rule body. Errors (with the span of the body literal that
 /// exploded) when more than [`MAX_DISJUNCTS`] conjunctions would result.
-pub fn dnf(body: &[Literal]) -> Result<Vec<Conjunction<'_>>, Span> {
+pub(crate) fn dnf(body: &[Literal]) -> Result<Vec<Conjunction<'_>>, Span> {
     conj(body.iter(), false)
 }
 
@@ -68,7 +68,7 @@ fn disj<'a>(lits: &'a [Literal], neg: bool) -> Result<Vec<Conjunction<'a>>, Span
 fn lit(l: &Literal, neg: bool) -> Result<Vec<Conjunction<'_>>, Span> {
     Ok(match l {
         Literal::Atom(a) => vec![vec![if neg { Leaf::Neg(a) } else { Leaf::Pos(a) }]],
-        Literal::Distinct(x, y, s) => vec![vec![if neg { Leaf::Same(x, y, *s) } else { Leaf::Distinct(x, y, *s) }]],
+        Literal::Distinct(x, y, _) => vec![vec![if neg { Leaf::Same(x, y) } else { Leaf::Distinct(x, y) }]],
         Literal::Not(inner, _) => lit(inner, !neg)?,
         Literal::And(ls, _) if !neg => conj(ls.iter(), false)?,
         Literal::Or(ls, _) if neg => conj(ls.iter(), true)?,

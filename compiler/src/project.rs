@@ -181,7 +181,7 @@ impl Rewrite {
             }
             let elsewhere =
                 |v: u32| head_vars.contains(&v) || vars.iter().enumerate().any(|(j, vs)| j != i && vs.contains(&v));
-            let shared = first_occurrence(l, |v| elsewhere(v));
+            let shared = first_occurrence(l, elsewhere);
             if shared.len() < vars[i].len() {
                 body[i] = self.helper(c, std::slice::from_ref(l), &shared);
             }

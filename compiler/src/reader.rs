@@ -54,11 +54,13 @@ impl Sexprs {
     }
 }
 
-fn is_space(b: u8) -> bool {
+/// KIF layout (ASCII whitespace with vertical tab and form feed).
+pub fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
 }
 
-fn ends_token(b: u8) -> bool {
+/// Whether `b` ends a symbol or variable.
+pub fn ends_token(b: u8) -> bool {
     is_space(b) || matches!(b, b'(' | b')' | b';')
 }
 

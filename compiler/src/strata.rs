@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap;
 /// A cycle through negation: clause `clause` (head `head`) uses
 /// `(not (neg ...))`, and `neg` depends on `head` again.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unstratified {
+pub(crate) struct Unstratified {
     pub clause: usize,
     pub head: RelId,
     pub neg: RelId,
@@ -26,7 +26,7 @@ pub struct Unstratified {
 /// `game` with its rules replaced by a rewrite's: relations' `defined`
 /// flags, layers and strata computed again. Fails when the rewritten rules
 /// are not stratified.
-pub fn rewritten(
+pub(crate) fn rewritten(
     game: &Game,
     symbols: SymbolTable,
     mut relations: Vec<Relation>,
@@ -55,7 +55,7 @@ pub fn rewritten(
 
 /// Sets each relation's layer: the highest layer of what its clauses read
 /// (`true` is `State`, `does` is `Move`), computed on whole relations.
-pub fn set_layers(relations: &mut [Relation], clauses: &[Clause]) {
+pub(crate) fn set_layers(relations: &mut [Relation], clauses: &[Clause]) {
     let n = relations.len();
     let mut succ: Vec<Vec<u32>> = vec![Vec::new(); n];
     for c in clauses {
@@ -86,7 +86,7 @@ pub fn set_layers(relations: &mut [Relation], clauses: &[Clause]) {
 
 /// Orders the clauses into strata, dependencies first. Needs the layers
 /// set (a stratum's layer is the highest layer of the relations it defines).
-pub fn stratify(relations: &[Relation], clauses: &[Clause]) -> Result<Vec<Stratum>, Unstratified> {
+pub(crate) fn stratify(relations: &[Relation], clauses: &[Clause]) -> Result<Vec<Stratum>, Unstratified> {
     let nrel = relations.len();
     // Positions where every head of the relation holds a constant.
     let mut split: Vec<Option<Vec<usize>>> = vec![None; nrel];

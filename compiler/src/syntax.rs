@@ -138,14 +138,14 @@ impl Builder<'_> {
 }
 
 /// Builds the syntax tree of every top-level form.
-pub fn build(src: &Source, sx: &Sexprs, syms: &SymbolTable) -> Result<Description, GdlError> {
+pub(crate) fn build(src: &Source, sx: &Sexprs, syms: &SymbolTable) -> Result<Description, GdlError> {
     let b = Builder { src, sx, syms };
     let rules = sx.top.iter().map(|&id| b.rule(id)).collect::<Result<_, _>>()?;
     Ok(Description { rules })
 }
 
 /// Reads and builds in one step.
-pub fn parse(src: &Source, syms: &mut SymbolTable) -> Result<Description, GdlError> {
+pub(crate) fn parse(src: &Source, syms: &mut SymbolTable) -> Result<Description, GdlError> {
     let sx = crate::reader::read(src, syms)?;
     build(src, &sx, syms)
 }
@@ -174,11 +174,11 @@ mod tests {
         assert!(matches!(r.body[1], Literal::Not(..)));
         assert!(matches!(r.body[2], Literal::Distinct(..)));
         assert!(matches!(&r.body[3], Literal::Or(v, _) if v.len() == 2));
-        assert_eq!(syms.name(r.head.args[0].clone().as_const()), "x");
+        assert_eq!(syms.name(r.head.args[0].clone().into_const()), "x");
     }
 
     impl Term {
-        fn as_const(self) -> Sym {
+        fn into_const(self) -> Sym {
             match self {
                 Term::Const(s, _) => s,
                 _ => panic!(),

@@ -9,7 +9,7 @@ use std::hash::Hasher;
 
 /// Deepest ground term the evaluator builds. Deeper terms only come from
 /// rules that build ever larger terms (not valid GDL); they are an error.
-pub const MAX_TERM_DEPTH: u32 = 1000;
+pub(crate) const MAX_TERM_DEPTH: u32 = 1000;
 
 /// A ground term in a [`TermPool`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -377,7 +377,7 @@ impl Validator<'_> {
             match leaf {
                 Leaf::Pos(_) => {}
                 Leaf::Neg(a) => a.for_each_var(&mut |v, s| check(v, s, "a `not`")),
-                Leaf::Distinct(x, y, _) | Leaf::Same(x, y, _) => {
+                Leaf::Distinct(x, y) | Leaf::Same(x, y) => {
                     x.for_each_var(&mut |v, s| check(v, s, "a `distinct`"));
                     y.for_each_var(&mut |v, s| check(v, s, "a `distinct`"));
                 }
@@ -398,8 +398,8 @@ impl Validator<'_> {
             .map(|leaf| match leaf {
                 Leaf::Pos(a) => Lit::Pos(self.atom_pat(a, &mut vars)),
                 Leaf::Neg(a) => Lit::Neg(self.atom_pat(a, &mut vars)),
-                Leaf::Distinct(x, y, _) => Lit::Distinct(vars.pat(x), vars.pat(y)),
-                Leaf::Same(x, y, _) => Lit::Same(vars.pat(x), vars.pat(y)),
+                Leaf::Distinct(x, y) => Lit::Distinct(vars.pat(x), vars.pat(y)),
+                Leaf::Same(x, y) => Lit::Same(vars.pat(x), vars.pat(y)),
             })
             .collect();
         Ok(Clause { head, body, var_names: vars.names, loc: self.src.loc(rule.span) })

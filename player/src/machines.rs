@@ -249,6 +249,7 @@ impl Chosen {
 }
 
 /// What `--machine auto` built.
+#[allow(clippy::large_enum_variant, reason = "one per command, built once: boxing would only add an indirection")]
 pub enum AutoMachine {
     Hybrid(propel_runtime::Hybrid),
     Propnet(propel_runtime::PropnetMachine),

@@ -9,6 +9,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+#[path = "../../tests/skip.rs"]
+mod skip;
+
 const MAIN_C: &str = r#"
 #include <math.h>
 #include <stdio.h>
@@ -269,7 +272,7 @@ fn c_program_searches_the_game() {
     let dir = std::env::temp_dir().join(format!("propel-aot-c-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     if Command::new("cc").arg("--version").output().map(|o| !o.status.success()).unwrap_or(true) {
-        eprintln!("SKIPPED: no `cc`");
+        skip::skip("no `cc`");
         return;
     }
     let so = dir.join("ttt.so");

@@ -5,6 +5,9 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+#[path = "../../tests/skip.rs"]
+mod skip;
+
 fn propel(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_propel"))
         .args(args)
@@ -262,7 +265,7 @@ fn analyse_reports_statistics_tuning_and_heuristics() {
 fn analyse_solves_small_puzzles_and_finds_factors() {
     let corpus = root().join("../shared/games/base");
     if !corpus.exists() {
-        eprintln!("../shared/games is absent: skipping the corpus games of this test");
+        skip::skip("../shared/games is absent: the corpus games of this test");
         return;
     }
     let v = analyse(corpus.join("lightsOnParallel.kif").to_str().unwrap(), "2");

@@ -6,6 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+#[path = "../../tests/skip.rs"]
+mod skip;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -21,7 +24,7 @@ fn propel(args: &[&str]) -> Output {
 fn has_cc() -> bool {
     let ok = Command::new("cc").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
     if !ok {
-        eprintln!("SKIPPED: no `cc`");
+        skip::skip("no `cc`");
     }
     ok
 }

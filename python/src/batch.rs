@@ -29,7 +29,7 @@ pub(crate) fn playouts(
     max_steps: u32,
 ) -> Result<Playouts, MachineError> {
     let Some(roles) = machines.first().map(|m| m.roles().len()) else {
-        return Err(MachineError::Other("no machine to run playouts on".into()));
+        return Err(MachineError::NoMachine);
     };
     let mut goals = filled(n.checked_mul(roles), -1i32)?;
     let mut lengths = filled(Some(n), 0u32)?;
@@ -49,9 +49,9 @@ pub(crate) fn playouts(
                 .into_iter()
                 .map(|(m, seed, g, l)| scope.spawn(move || run_chunk(m, s, seed, max_steps, g, l)))
                 .collect();
-            handles.into_iter().try_for_each(|h| {
-                h.join().unwrap_or_else(|_| Err(MachineError::Other("a playout thread panicked".into())))
-            })
+            handles
+                .into_iter()
+                .try_for_each(|h| h.join().unwrap_or_else(|_| Err(MachineError::ThreadPanicked { what: "playout" })))
         })?;
     }
     Ok(Playouts { goals, lengths })
@@ -60,7 +60,7 @@ pub(crate) fn playouts(
 /// `n` copies of `x`, or an error when that much memory cannot be had
 /// (instead of the abort a failed allocation is).
 fn filled<T: Clone>(n: Option<usize>, x: T) -> Result<Vec<T>, MachineError> {
-    let too_many = || MachineError::Other("too many playouts for the memory at hand".into());
+    let too_many = || MachineError::OutOfMemory { what: "playouts" };
     let n = n.ok_or_else(too_many)?;
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| too_many())?;
@@ -95,16 +95,13 @@ fn run_chunk(
         let mut steps = 0u32;
         while !m.is_terminal(&st)? {
             if steps >= max_steps {
-                return Err(MachineError::Other(format!("a playout went on for more than {max_steps} steps")));
+                return Err(MachineError::StepLimit { steps: max_steps.into() });
             }
             joint.clear();
             for r in 0..roles {
                 m.legal(&st, r, &mut moves)?;
                 if moves.is_empty() {
-                    return Err(MachineError::Other(format!(
-                        "role `{}` has no legal move in a non-terminal state",
-                        m.roles()[r]
-                    )));
+                    return Err(MachineError::NoLegalMove { role: Some(m.roles()[r].clone()) });
                 }
                 joint.push(moves[rng.below(moves.len())]);
             }

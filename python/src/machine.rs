@@ -6,7 +6,7 @@ use propel_compiler::propnet::Propnet;
 use propel_compiler::Game;
 use propel_compiler::TermId;
 use propel_runtime::build::{prepare, BuildOptions};
-use propel_runtime::native::NativeCode;
+use propel_runtime::NativeCode;
 use propel_runtime::propnet::NetState;
 use propel_runtime::prover::ProverState;
 use propel_runtime::{MachineError, NativeMachine, PropnetMachine, Prover, StateMachine};
@@ -163,7 +163,7 @@ pub(crate) fn build(game: &Arc<Game>, kind: Kind, opts: &BuildOptions) -> Result
 }
 
 fn wrong_state() -> MachineError {
-    MachineError::Other("a state of another machine".into())
+    MachineError::WrongGame
 }
 
 /// Runs `$body` with `$m` the machine and `$s` the state of the same kind.
@@ -294,7 +294,10 @@ impl Machine {
                 let mut bits = vec![0u64; base_index.len().div_ceil(64)];
                 for f in facts {
                     let Some(&i) = base_index.get(f.as_str()) else {
-                        return Err(MachineError::Other(format!("`{f}` is not a base proposition of this game")));
+                        return Err(MachineError::NotATerm {
+                            text: f.to_string(),
+                            why: "not a base proposition".into(),
+                        });
                     };
                     bits[i / 64] |= 1 << (i % 64);
                 }

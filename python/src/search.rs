@@ -22,9 +22,7 @@ where
     search.run(Instant::now() + time)?;
     (0..roles)
         .map(|r| {
-            let (best, value, visits) = search
-                .best(r)
-                .ok_or_else(|| MachineError::Other("the search found no move (a terminal state?)".into()))?;
+            let (best, value, visits) = search.best(r).ok_or(MachineError::NoSearchMove("the state is terminal"))?;
             Ok((mv(best), value, visits))
         })
         .collect()
@@ -43,6 +41,6 @@ pub(crate) fn search(
         (Machine::Prover(m), Repr::Prover(s)) => run(m, s, time, config, Mv::Term),
         (Machine::Propnet(m), Repr::Net(s)) => run(m, s, time, config, Mv::Input),
         (Machine::Jit(m), Repr::Net(s)) => run(m, s, time, config, Mv::Input),
-        _ => Err(MachineError::Other("a state of another machine".into())),
+        _ => Err(MachineError::WrongGame),
     }
 }

@@ -242,7 +242,7 @@ impl Prepared {
     }
 
     /// What to generate native code from: the network (or the split
-    /// copies, when they gained at least [`NATIVE_SPLIT_GAIN`]), the goal
+    /// copies, when they gained at least `NATIVE_SPLIT_GAIN`), the goal
     /// network, and the unsplit network for lanes. When the pipeline left
     /// a smaller eliminated network for native code
     /// ([`propel_compiler::pipeline::NATIVE_ELIMINATED`]), that one,

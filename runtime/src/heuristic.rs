@@ -60,9 +60,9 @@ impl Evaluator {
 /// How many random rollouts a prediction is worth. A rollout from state s
 /// is a sample of the random-play value m(s) with variance σ²(s); the
 /// prediction h(s) misses m(s) by a bias b(s). Averaging k rollouts leaves
-/// an error of σ²/k, so the prediction is worth k = E[σ²] / E[b²] of them.
-/// Two rollouts per state give E[σ²] (half the mean squared difference of
-/// the pair) and, with it, E[b²] = E[(h - y)²] - E[σ²].
+/// an error of σ²/k, so the prediction is worth k = E\[σ²\] / E\[b²\] of them.
+/// Two rollouts per state give E\[σ²\] (half the mean squared difference of
+/// the pair) and, with it, E\[b²\] = E\[(h - y)²\] - E\[σ²\].
 pub fn prior_visits(pairs: &[(f64, f64, f64)]) -> f64 {
     if pairs.len() < 20 {
         return 0.0;

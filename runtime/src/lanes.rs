@@ -540,6 +540,7 @@ const BIT_SLICED_ROWS: usize = 32;
 /// compile to vector code).
 #[inline(never)]
 fn transpose64x2(a: &mut [[u64; 2]; 64]) {
+    #[allow(clippy::needless_range_loop, reason = "rows k and k + J of both halves: indices say it plainest")]
     fn stage<const J: usize>(a: &mut [[u64; 2]; 64], m: u64) {
         for base in (0..64).step_by(2 * J) {
             for k in base..base + J {
@@ -572,7 +573,7 @@ fn select(w: u64, k: u32) -> u32 {
     // Byte i of `sums`: the set bits of bytes 0..=i.
     let sums = s.wrapping_mul(ONES);
     // High bit of byte i set when sums[i] <= k; their count is the byte.
-    let le = ((k as u64 * ONES | HIGHS) - sums) & HIGHS;
+    let le = (((k as u64 * ONES) | HIGHS) - sums) & HIGHS;
     let place = le.count_ones() * 8;
     let below = ((sums << 8) >> place) as u32 & 0xff;
     place + SELECT_IN_BYTE[(((w >> place) & 0xff) as usize) << 3 | (k - below) as usize] as u32
@@ -638,6 +639,7 @@ impl Planes {
     /// A value drawn uniformly in `0..self` for each lane of `live` (each
     /// nonzero there): random bits below the length of `self - 1`, drawn
     /// again in the lanes where they came to `self` or more.
+    #[allow(clippy::needless_range_loop, reason = "planes p of k, mask and self side by side")]
     fn draw(&self, live: Word, rng: &mut Rng) -> Planes {
         let used = self.used;
         // Below: self - 1; then `mask[p]`: lanes whose self - 1 has a bit
@@ -769,6 +771,7 @@ impl LaneEval for Reference<'_> {
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_range_loop, reason = "tests compare row r, column c, lane l of several tables by index")]
 mod tests {
     use super::*;
 

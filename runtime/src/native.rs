@@ -150,12 +150,11 @@ impl std::fmt::Debug for NativeMachine {
     }
 }
 
-fn check(rc: i32, what: &str) -> Result<(), MachineError> {
+fn check(rc: i32, what: &'static str) -> Result<(), MachineError> {
     match rc {
         0 => Ok(()),
-        1 => Err(MachineError::Other(format!("{what}: propagation stack overflow"))),
-        3 => Err(MachineError::Other(format!("{what}: a move is not one of its role's moves"))),
-        other => Err(MachineError::Other(format!("{what}: native code failed ({other})"))),
+        1 => Err(MachineError::StackOverflow { what }),
+        other => Err(MachineError::Native { what, code: other.into() }),
     }
 }
 
@@ -190,36 +189,27 @@ impl NativeMachine {
     /// instance (an error rather than a panic if it did not).
     fn words_at(&self, byte_offset: u32, n: usize) -> Result<&[u64], MachineError> {
         let w = byte_offset as usize / 8;
-        self.mem.get(w..w + n).ok_or_else(|| MachineError::Other("native code: a bitset outside the instance".into()))
+        self.mem
+            .get(w..w + n)
+            .ok_or(MachineError::Native { what: "a bitset outside the instance", code: byte_offset.into() })
     }
 
     /// The current engine's bitsets (absolute byte offsets).
     fn engine(&self) -> Result<EngineOffsets, MachineError> {
         // The header's first u32 (little end of word 0) is the engine.
         let e = (self.mem[propel_abi::layout::CURRENT as usize / 8] & 0xffff_ffff) as usize;
-        self.code
-            .iface
-            .engines
-            .get(e)
-            .copied()
-            .ok_or_else(|| MachineError::Other(format!("native code: engine {e} does not exist")))
+        self.code.iface.engines.get(e).copied().ok_or(MachineError::Native { what: "no such engine", code: e as i64 })
     }
 
     fn check_state(&self, s: &NetState) -> Result<(), MachineError> {
         if s.bits().len() != self.code.iface.state_words() {
-            return Err(MachineError::Other("a state of another game".into()));
+            return Err(MachineError::WrongGame);
         }
         Ok(())
     }
 
     fn check_joint(&self, joint: &[u32]) -> Result<(), MachineError> {
-        let roles = &self.code.iface.input_role;
-        if joint.len() != self.code.roles().len()
-            || joint.iter().enumerate().any(|(r, &m)| roles.get(m as usize) != Some(&(r as u32)))
-        {
-            return Err(MachineError::Other("a joint move needs one move of each role, in role order".into()));
-        }
-        Ok(())
+        crate::machine::check_joint(joint, &self.code.iface.input_role, self.code.roles(), |m| self.move_kif(m))
     }
 
     fn set_state(&mut self, s: &NetState) -> Result<(), MachineError> {
@@ -261,7 +251,7 @@ impl NativeMachine {
     /// (`propel_clone`); `other` must run the same code.
     pub fn copy_to(&self, other: &mut NativeMachine) -> Result<(), MachineError> {
         if !Arc::ptr_eq(&self.code, &other.code) {
-            return Err(MachineError::Other("copying an instance into another machine's code".into()));
+            return Err(MachineError::WrongGame);
         }
         let dst = other.inst();
         // SAFETY: both instances have the size of the same code, are
@@ -288,9 +278,9 @@ impl NativeMachine {
         let n = unsafe { self.code.fns().playout(inst, seed, goals.as_mut_ptr(), max) };
         match n {
             n if n >= 0 => Ok(n as u32),
-            -1 => Err(MachineError::Other("a role has no legal move in a non-terminal state".into())),
-            -2 => Err(MachineError::Other(format!("a playout went on for more than {max_steps} steps"))),
-            other => Err(MachineError::Other(format!("native playout failed ({other})"))),
+            -1 => Err(MachineError::NoLegalMove { role: None }),
+            -2 => Err(MachineError::StepLimit { steps: max_steps.into() }),
+            other => Err(MachineError::Native { what: "a playout", code: other.into() }),
         }
     }
 }
@@ -309,20 +299,14 @@ impl std::fmt::Debug for LaneRunner {
     }
 }
 
-fn no_lanes() -> MachineError {
-    MachineError::Other("this machine's code has no lane functions".into())
-}
-
 impl LaneRunner {
     /// Random playouts from the states `source` hands out, until it says
     /// stop and every lane's game has ended (see [`Lanes::stream`]).
     pub fn stream(&mut self, source: &mut impl LaneSource, seed: u64, max_steps: u32) -> Result<(), MachineError> {
         let LaneRunner { code, lanes } = self;
-        let plan = code.lanes().ok_or_else(no_lanes)?;
+        let plan = code.lanes().ok_or(MachineError::NoLaneCode)?;
         let mut eval = NativeLanes { fns: code.fns() };
-        lanes
-            .stream(plan, &mut eval, code.role_range(), source, seed, max_steps)
-            .map_err(|e| MachineError::Other(e.to_string()))
+        lanes.stream(plan, &mut eval, code.role_range(), source, seed, max_steps).map_err(MachineError::from)
     }
 
     /// Words (bits) of a state of this machine.
@@ -404,12 +388,12 @@ impl NativeMachine {
         lengths.resize(count, 0);
         self.check_state(s)?;
         let code = self.code.clone();
-        let plan = code.lanes().ok_or_else(no_lanes)?;
+        let plan = code.lanes().ok_or(MachineError::NoLaneCode)?;
         let lanes = self.lanes.get_or_insert_with(|| Lanes::new(plan));
         let mut eval = NativeLanes { fns: code.fns() };
         lanes
             .run(plan, &mut eval, code.role_range(), |_| s.bits(), count, seed, max_steps, goals, lengths)
-            .map_err(|e| MachineError::Other(e.to_string()))
+            .map_err(MachineError::from)
     }
 }
 
@@ -436,7 +420,7 @@ impl StateMachine for NativeMachine {
         self.set_state(s)?;
         out.clear();
         let Some(&(lo, hi)) = self.code.role_range().get(role) else {
-            return Err(MachineError::Other(format!("no role {role}")));
+            return Err(MachineError::NoRole { role, roles: self.code.roles().len() });
         };
         let legal = self.words_at(self.engine()?.legal_bits, self.code.iface.input_words())?;
         // The set bits of the role's range, a word at a time.
@@ -471,10 +455,15 @@ impl StateMachine for NativeMachine {
     }
 
     fn goal_values(&mut self, s: &NetState, role: usize, out: &mut Vec<u8>) -> Result<(), MachineError> {
+        let roles = self.code.roles().len();
+        if role >= roles {
+            return Err(MachineError::NoRole { role, roles });
+        }
         self.set_state(s)?;
         let mut mask = [0u64; 2];
         let inst = self.inst();
-        // SAFETY: instance memory as in `new`; `mask` is the two words written.
+        // SAFETY: instance memory as in `new`; `role` is one of the code's
+        // roles (checked above); `mask` is the two words written.
         unsafe { self.code.fns().goals(inst, role as i32, mask.as_mut_ptr()) };
         out.clear();
         out.extend((0..=100u8).filter(|&v| mask[v as usize / 64] >> (v % 64) & 1 == 1));

@@ -5,7 +5,9 @@
 
 use crate::machine::{MachineError, StateMachine};
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// One depth's counts; serialised as `propel perft` writes it
+/// (docs/formats.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PerftLine {
     pub depth: usize,
     pub nodes: u64,
@@ -73,7 +75,7 @@ pub fn perft<M: StateMachine>(m: &mut M, depth: usize, progress: &mut dyn FnMut(
         // Count (and maybe expand) a newly reached state.
         if let Some((s, d)) = pending.take() {
             visited += 1;
-            if visited % 4096 == 0 {
+            if visited.is_multiple_of(4096) {
                 progress(visited);
             }
             out.lines[d].nodes += 1;

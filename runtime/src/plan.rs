@@ -83,19 +83,33 @@ impl Plan {
 
     /// The plan as JSON (for logs and `--json`).
     pub fn json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "rules": format!("{:?}", self.rules).to_lowercase(),
-            "components": self.components,
-            "edges": self.edges,
-            "split": self.split.as_ref().map(|s| serde_json::json!({
-                "base": s.base, "work": s.work, "interpreter": s.interpreter, "native": s.native,
-            })),
-            "native_rules": format!("{:?}", self.native_rules).to_lowercase(),
-            "native_edges": self.native_edges,
-            "lanes": self.lanes.is_ok(),
-            "rollouts": match self.rollouts { Rollouts::LaneParallel => "lane-parallel", Rollouts::OneAtATime => "one-at-a-time" },
-            "codegen_threads": self.codegen_threads,
-        })
+        // Plain strings, numbers and lists: serialising cannot fail.
+        serde_json::to_value(self.to_json()).unwrap_or_default()
+    }
+
+    /// The plan as its JSON type.
+    pub fn to_json(&self) -> crate::formats::PlanJson {
+        let rules = |r: Rules| format!("{r:?}").to_lowercase();
+        crate::formats::PlanJson {
+            rules: rules(self.rules),
+            components: self.components,
+            edges: self.edges,
+            split: self.split.as_ref().map(|s| crate::formats::SplitJson {
+                base: s.base.clone(),
+                work: s.work,
+                interpreter: s.interpreter,
+                native: s.native,
+            }),
+            native_rules: rules(self.native_rules),
+            native_edges: self.native_edges,
+            lanes: self.lanes.is_ok(),
+            rollouts: match self.rollouts {
+                Rollouts::LaneParallel => "lane-parallel",
+                Rollouts::OneAtATime => "one-at-a-time",
+            }
+            .into(),
+            codegen_threads: self.codegen_threads,
+        }
     }
 }
 

@@ -56,17 +56,14 @@ pub fn playout_from<M: StateMachine>(
         for r in 0..roles {
             m.legal_moves(&s, r, &mut moves)?;
             if moves.is_empty() {
-                return Err(MachineError::Other(format!(
-                    "role `{}` has no legal move in a non-terminal state (after {len} steps)",
-                    m.roles()[r]
-                )));
+                return Err(MachineError::NoLegalMove { role: Some(m.roles()[r].clone()) });
             }
             joint.push(moves[rng.below(moves.len())]);
         }
         s = m.next_state(&s, &joint)?;
         len += 1;
         if len > MAX_PLAYOUT_STEPS {
-            return Err(MachineError::Other(format!("a playout went on for more than {MAX_PLAYOUT_STEPS} steps")));
+            return Err(MachineError::StepLimit { steps: MAX_PLAYOUT_STEPS });
         }
     }
     stats.goal_sums.resize(roles, 0);

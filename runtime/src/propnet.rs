@@ -477,8 +477,8 @@ impl Engine {
 
     /// Makes `bits` the current state: only bases that differ are touched.
     pub fn set_state(&mut self, bits: &[u64]) {
-        for w in 0..bits.len() {
-            let mut diff = bits[w] ^ self.bases[w];
+        for (w, &word) in bits.iter().enumerate() {
+            let mut diff = word ^ self.bases[w];
             while diff != 0 {
                 let b = diff.trailing_zeros();
                 diff &= diff - 1;
@@ -500,8 +500,8 @@ impl Engine {
         for &i in joint {
             want[i as usize / 64] |= 1 << (i % 64);
         }
-        for w in 0..want.len() {
-            let mut diff = want[w] ^ self.inputs[w];
+        for (w, &word) in want.iter().enumerate() {
+            let mut diff = word ^ self.inputs[w];
             while diff != 0 {
                 let b = diff.trailing_zeros();
                 diff &= diff - 1;
@@ -616,14 +616,27 @@ impl PropnetMachine {
 
     /// The engine for state `bits`, with that state set.
     #[inline]
-    fn engine(&mut self, bits: &[u64]) -> &mut Engine {
+    /// The engine for the state `bits`, set to it; an error for a state of
+    /// another game (another number of words).
+    fn engine(&mut self, bits: &[u64]) -> Result<&mut Engine, MachineError> {
+        if bits.len() != self.engines[0].bases.len() {
+            return Err(MachineError::WrongGame);
+        }
         let i = match self.split {
             Some(b) => (bits[b as usize / 64] >> (b % 64) & 1) as usize,
             None => 0,
         };
         let e = &mut self.engines[i];
         e.set_state(bits);
-        e
+        Ok(e)
+    }
+
+    fn check_role(&self, role: usize) -> Result<(), MachineError> {
+        let roles = self.engines[0].topo.roles.len();
+        if role >= roles {
+            return Err(MachineError::NoRole { role, roles });
+        }
+        Ok(())
     }
 }
 
@@ -640,40 +653,43 @@ impl StateMachine for PropnetMachine {
     }
 
     fn is_terminal(&mut self, s: &NetState) -> Result<bool, MachineError> {
-        Ok(self.engine(s.bits()).terminal_now())
+        Ok(self.engine(s.bits())?.terminal_now())
     }
 
     fn legal_moves(&mut self, s: &NetState, role: usize, out: &mut Vec<u32>) -> Result<(), MachineError> {
-        self.engine(s.bits()).legal_into(role, out);
+        self.check_role(role)?;
+        self.engine(s.bits())?.legal_into(role, out);
         Ok(())
     }
 
     fn next_state(&mut self, s: &NetState, joint: &[u32]) -> Result<NetState, MachineError> {
         let topo = &self.engines[0].topo;
-        if joint.len() != topo.roles.len()
-            || joint.iter().enumerate().any(|(r, &m)| topo.input_role.get(m as usize) != Some(&(r as u32)))
-        {
-            return Err(MachineError::Other("a joint move needs one move of each role, in role order".into()));
-        }
-        let e = self.engine(s.bits());
+        crate::machine::check_joint(joint, &topo.input_role, &topo.roles, |m| self.move_kif(m))?;
+        let e = self.engine(s.bits())?;
         e.set_joint(joint);
         Ok(NetState(Arc::from(e.next.clone())))
     }
 
     fn goal_values(&mut self, s: &NetState, role: usize, out: &mut Vec<u8>) -> Result<(), MachineError> {
-        self.engine(s.bits()).goal_values_now(role, out);
+        self.check_role(role)?;
+        self.engine(s.bits())?.goal_values_now(role, out);
         Ok(())
     }
 
     fn state_kif(&mut self, s: &NetState) -> Vec<String> {
         let names = &self.engines[0].topo.base_names;
-        let mut v: Vec<String> =
-            (0..names.len()).filter(|&i| s.bits()[i / 64] >> (i % 64) & 1 == 1).map(|i| names[i].clone()).collect();
+        let mut v: Vec<String> = (0..names.len())
+            .filter(|&i| s.bits().get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1))
+            .map(|i| names[i].clone())
+            .collect();
         v.sort();
         v
     }
 
     fn move_kif(&self, m: u32) -> String {
-        self.engines[0].topo.input_names[m as usize].clone()
+        match self.engines[0].topo.input_names.get(m as usize) {
+            Some(name) => name.clone(),
+            None => format!("(no input {m})"),
+        }
     }
 }

@@ -151,7 +151,7 @@ impl Prover {
     /// dominates the derivations of the initial state, it is rewritten to
     /// be computed on demand ([`propel_compiler::magic`]), with the
     /// state-dependent helpers it calls, and the prover is built again.
-    /// Then a short sample game ([`SAMPLE_PLIES`] plies, moves chosen by
+    /// Then a short sample game (`SAMPLE_PLIES` plies, moves chosen by
     /// their text, so the same on every build) finds relations that are
     /// heavy later in the game (chess's `blocks_rook_threat`, computed in
     /// every state though only needed in check): each is rewritten in
@@ -450,7 +450,7 @@ impl Prover {
     /// lower case). An error when the text is not one term or names a
     /// symbol the game does not have (no state or move of the game holds it).
     pub fn term_from_kif(&mut self, text: &str) -> Result<TermId, MachineError> {
-        let bad = |why: &str| MachineError::Other(format!("`{text}` is not a term of this game: {why}"));
+        let bad = |why: &str| MachineError::NotATerm { text: text.to_string(), why: why.to_string() };
         let lower = text.to_lowercase();
         let tokens: Vec<&str> =
             lower.split_inclusive(['(', ')', ' ', '\t', '\n', '\r']).flat_map(split_token).collect();
@@ -599,11 +599,7 @@ impl Prover {
             return Ok(());
         }
         if joint.len() != self.role_terms.len() {
-            return Err(MachineError::Other(format!(
-                "a joint move needs {} moves, got {}",
-                self.role_terms.len(),
-                joint.len()
-            )));
+            return Err(MachineError::BadJoint { roles: self.role_terms.len() });
         }
         self.loaded_joint = None;
         self.clear_layer(2);

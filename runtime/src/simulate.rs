@@ -258,7 +258,7 @@ where
         for (r, mv) in moves.iter_mut().enumerate() {
             m.legal_moves(&s, r, mv)?;
             if mv.is_empty() {
-                return Err(MachineError::Other(format!("role `{}` has no legal move", m.roles()[r])));
+                return Err(MachineError::NoLegalMove { role: Some(m.roles()[r].clone()) });
             }
             joint.push(mv[rng.below(mv.len())]);
             if mv.len() > 1 {
@@ -296,7 +296,7 @@ where
         s = next;
         len += 1;
         if len as u64 > crate::playout::MAX_PLAYOUT_STEPS {
-            return Err(MachineError::Other("a playout went on without end".into()));
+            return Err(MachineError::StepLimit { steps: crate::playout::MAX_PLAYOUT_STEPS });
         }
     }
     for (r, g) in goals.iter_mut().enumerate() {

@@ -33,7 +33,7 @@ pub enum Negation {
 
 /// Why an evaluation stopped. `relation` is the relation's internal name
 /// (rewrites make names such as `r@bf/s`); messages show it as written in
-/// the file ([`crate::names::describe`]).
+/// the file (`names::describe`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum EvalError {
     #[error("more than {limit} facts derived ({} has {rows})", describe(relation))]

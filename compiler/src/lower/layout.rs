@@ -3,12 +3,12 @@
 //! computed from a network, with the memory `init` starts from.
 
 use crate::propnet::{Kind, Propnet};
-pub use propel_abi::layout::{words, Layout, LayoutCounts, MachineLayout};
+pub(crate) use propel_abi::layout::{words, Layout, LayoutCounts};
 pub use propel_abi::FORMAT_VERSION;
 
 /// The layout of an engine for `net` (with its goal network, `cycles`
 /// cyclic components, the largest of `largest_cycle` components).
-pub fn engine_layout(net: &Propnet, goal_net: Option<&Propnet>, cycles: u32, largest_cycle: u32) -> Layout {
+pub(crate) fn engine_layout(net: &Propnet, goal_net: Option<&Propnet>, cycles: u32, largest_cycle: u32) -> Layout {
     Layout::new(LayoutCounts {
         components: net.len() as u32,
         bases: net.bases.len() as u32,
@@ -23,7 +23,7 @@ pub fn engine_layout(net: &Propnet, goal_net: Option<&Propnet>, cycles: u32, lar
 /// The starting value of a component's counter: with all its inputs
 /// false, the top bit is the output (OR 0x7FFFFFFF, AND 0x80000000 - n,
 /// NOR 0xFFFFFFFF, NAND -n; a leaf's counter is -1 when true, 0 when false).
-pub fn counter0(kind: Kind, n: usize) -> i32 {
+pub(crate) fn counter0(kind: Kind, n: usize) -> i32 {
     let n = n as i32;
     match kind {
         Kind::Or => i32::MAX,
@@ -40,7 +40,7 @@ pub fn counter0(kind: Kind, n: usize) -> i32 {
 /// flips exactly when its counter crosses between `i32::MAX` and
 /// `i32::MIN`, that is when the update overflows, so the generated code
 /// reads a flip off the overflow flag.
-pub fn counts_down(kind: Kind) -> bool {
+pub(crate) fn counts_down(kind: Kind) -> bool {
     matches!(kind, Kind::Not | Kind::Nor | Kind::Nand)
 }
 

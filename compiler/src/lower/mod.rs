@@ -15,15 +15,16 @@ mod engine;
 mod func;
 mod goals;
 pub mod lanes;
-pub mod layout;
+mod layout;
 mod moves;
 mod options;
 mod parallel;
 mod queries;
 mod top;
 
-pub use layout::{reset_image, Layout, MachineLayout, FORMAT_VERSION};
+pub use layout::{reset_image, FORMAT_VERSION};
 pub use options::{Cancel, CodegenOptions, OptLevel, Regalloc, KEYS as CODEGEN_KEYS};
+pub use propel_abi::layout::{Layout, MachineLayout};
 pub use propel_abi::{game_hash, Export, Fns};
 
 use crate::propnet::Propnet;
@@ -67,7 +68,7 @@ impl From<ModuleError> for LowerError {
 /// which no code is generated. Code generation compiles in batches, so
 /// memory is one batch of IR plus the machine code, about 52 bytes per
 /// update (base/amazons, 3.47M updates: 181 MB of code, 9.4 s on two cores,
-/// 1.5 GB at the peak); this limit keeps the code within [`JIT_ARENA`]:
+/// 1.5 GB at the peak); this limit keeps the code within `JIT_ARENA`:
 /// base/amazonsTorus, the largest network in the corpus (16.4M estimated,
 /// 17.28M generated), is 1.39 GB of object code.
 pub const MAX_UPDATES: usize = 17_000_000;

@@ -137,8 +137,8 @@ impl Edit {
     pub(crate) fn fanout_counts(&self) -> Vec<u32> {
         let live = self.live();
         let mut n = vec![0u32; self.len()];
-        for c in 0..self.len() {
-            if live[c] && self.find(c as u32) == c as u32 {
+        for (c, &alive) in live.iter().enumerate() {
+            if alive && self.find(c as u32) == c as u32 {
                 for &i in &self.ins[c] {
                     n[self.find(i) as usize] += 1;
                 }

@@ -13,16 +13,3 @@ pub mod report;
 pub mod search;
 pub mod serve;
 pub mod trace;
-
-use propel_runtime::Goal;
-use serde_json::Value;
-
-/// A goal as the trace format writes it: an integer, `null` when the rules
-/// give none, the sorted list when they give several.
-pub fn goal_json(g: &Goal) -> Value {
-    match g {
-        Goal::Value(v) => Value::from(*v),
-        Goal::Undefined => Value::Null,
-        Goal::Several(v) => Value::from(v.clone()),
-    }
-}

@@ -33,7 +33,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     });
     bar.finish_and_clear();
     for l in &result.lines {
-        println!("{}", serde_json::json!({"depth": l.depth, "nodes": l.nodes, "terminal": l.terminal}));
+        println!("{}", propel_runtime::formats::to_line(l));
     }
     if result.dead_ends > 0 {
         tracing::warn!(

@@ -85,14 +85,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if a.json {
         println!(
             "{}",
-            serde_json::json!({
-                "game": a.game.display().to_string(),
-                "machine": chosen.name,
-                "playouts": stats.playouts,
-                "seconds": stats.seconds,
-                "playouts_per_s": stats.playouts_per_s(),
-                "states_per_s": stats.states_per_s(),
-                "avg_length": stats.avg_length(),
+            propel_runtime::formats::to_line(&propel_runtime::formats::PlayoutsReport {
+                game: a.game.display().to_string(),
+                machine: chosen.name.to_string(),
+                playouts: stats.playouts,
+                seconds: stats.seconds,
+                playouts_per_s: stats.playouts_per_s(),
+                states_per_s: stats.states_per_s(),
+                avg_length: stats.avg_length(),
             })
         );
     } else {

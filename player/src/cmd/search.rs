@@ -10,7 +10,6 @@ use crate::position::PositionArgs;
 use anyhow::Result;
 use propel_runtime::mcts::{Config, Mode, Search, Stats};
 use propel_runtime::simulate::Simulator;
-use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -125,28 +124,28 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if a.json {
         println!(
             "{}",
-            json!({
-                "game": a.game.display().to_string(),
-                "machine": out.machine,
-                "machine_chosen": out.chosen.name,
-                "machine_reason": out.chosen.why,
-                "lanes": out.lanes,
-                "mode": format!("{:?}", out.mode).to_lowercase(),
-                "threads": a.threads,
-                "seconds": s.seconds,
-                "iterations": s.iterations,
-                "iterations_per_s": s.iterations_per_s(),
-                "rollouts": s.rollouts,
-                "rollouts_per_s": s.rollouts_per_s(),
-                "nodes": s.nodes,
-                "pool": s.pool,
-                "search_busy": s.search_busy,
-                "rollout_idle": s.rollout_idle,
-                "rollouts_per_request": s.per_request,
-                "role": out.role,
-                "move": out.best.as_ref().map(|b| b.0.clone()),
-                "value": out.best.as_ref().map(|b| b.1),
-                "visits": out.best.as_ref().map(|b| b.2),
+            propel_runtime::formats::to_line(&propel_runtime::formats::SearchReport {
+                game: a.game.display().to_string(),
+                machine: out.machine.to_string(),
+                machine_chosen: out.chosen.name.to_string(),
+                machine_reason: out.chosen.why.clone(),
+                lanes: out.lanes,
+                mode: format!("{:?}", out.mode).to_lowercase(),
+                threads: a.threads,
+                seconds: s.seconds,
+                iterations: s.iterations,
+                iterations_per_s: s.iterations_per_s(),
+                rollouts: s.rollouts,
+                rollouts_per_s: s.rollouts_per_s(),
+                nodes: s.nodes,
+                pool: s.pool,
+                search_busy: s.search_busy,
+                rollout_idle: s.rollout_idle,
+                rollouts_per_request: s.per_request,
+                role: out.role.clone(),
+                best_move: out.best.as_ref().map(|b| b.0.clone()),
+                value: out.best.as_ref().map(|b| b.1),
+                visits: out.best.as_ref().map(|b| b.2),
             })
         );
     } else {

@@ -1,10 +1,9 @@
-use super::goal_json;
 use crate::machines::{with_machine, MachineArgs};
 use crate::opts;
 use crate::position::PositionArgs;
 use anyhow::Result;
-use propel_runtime::trace::{trace, TraceEnd, TraceStep};
-use serde_json::{Map, Value};
+use propel_runtime::formats::{to_line, TraceLine};
+use propel_runtime::trace::{trace, TraceEnd};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,24 +26,6 @@ pub struct Args {
     machine: MachineArgs,
 }
 
-fn step_json(roles: &[String], s: &TraceStep) -> Value {
-    let mut o = Map::new();
-    o.insert("step".into(), s.step.into());
-    o.insert("state".into(), s.state.clone().into());
-    let legal: Map<String, Value> = roles.iter().cloned().zip(s.legal.iter().map(|l| Value::from(l.clone()))).collect();
-    o.insert("legal".into(), legal.into());
-    o.insert("terminal".into(), s.terminal.into());
-    if let Some(goals) = &s.goals {
-        let g: Map<String, Value> = roles.iter().cloned().zip(goals.iter().map(goal_json)).collect();
-        o.insert("goals".into(), g.into());
-    }
-    if let Some(joint) = &s.joint {
-        let j: Map<String, Value> = roles.iter().cloned().zip(joint.iter().map(|m| Value::from(m.clone()))).collect();
-        o.insert("joint".into(), j.into());
-    }
-    o.into()
-}
-
 pub fn run(a: Args) -> Result<ExitCode> {
     let game = a.machine.load_game(&a.game)?;
     let game = a.machine.at_position(game, &a.position, &a.game)?;
@@ -56,7 +37,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let end = with_machine!(a.machine, game, |m, chosen| {
         chosen.announce("trace");
         trace(&mut m, a.seed, a.max_steps, &mut |s| {
-            if let Err(e) = writeln!(out, "{}", step_json(&roles, s)) {
+            if let Err(e) = writeln!(out, "{}", to_line(&TraceLine::new(&roles, s))) {
                 write_err.get_or_insert(e);
             }
         })?

@@ -173,6 +173,58 @@ fn fail(status: u16, msg: impl std::fmt::Display) -> Fail {
     Fail::Answer(Response::new(status, format!("error: {msg}")))
 }
 
+/// Where a request's bytes come from: a client's connection, or bytes in
+/// memory ([`parse_request`]).
+trait Wire: Read + Write {
+    /// Sets how long the next read may wait.
+    fn set_wait(&mut self, wait: Duration) -> std::io::Result<()>;
+}
+
+impl Wire for TcpStream {
+    fn set_wait(&mut self, wait: Duration) -> std::io::Result<()> {
+        self.set_read_timeout(Some(wait))
+    }
+}
+
+/// A whole request already in memory; what the server would write back
+/// (`100 Continue`) is dropped.
+#[allow(dead_code, reason = "used by the tests and by the fuzz target, which includes this file")]
+struct InMemory<'a>(&'a [u8]);
+
+impl Read for InMemory<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl Write for InMemory<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Wire for InMemory<'_> {
+    fn set_wait(&mut self, _: Duration) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Reads one request from `bytes` as the server reads one from a
+/// connection that sends them and then closes: the request, the error
+/// answer the server would send, or `None` when it would answer nothing
+/// (no bytes at all). For tests and the fuzz target (`fuzz/`).
+#[allow(dead_code, reason = "used by the tests and by the fuzz target, which includes this file")]
+pub fn parse_request(bytes: &[u8], limits: &Limits) -> Result<Request, Option<Response>> {
+    read_request(&mut InMemory(bytes), limits).map_err(|f| match f {
+        Fail::Answer(r) => Some(r),
+        Fail::Gone => None,
+    })
+}
+
 fn connection(mut s: TcpStream, limits: &Limits, handler: &Handler) {
     let _ = s.set_nodelay(true);
     let _ = s.set_write_timeout(Some(limits.idle));
@@ -255,12 +307,12 @@ fn parse_head(buf: &[u8], limits: &Limits) -> Result<Option<Head>, Fail> {
 
 /// Reads more bytes into `buf` (at most `max` more), within the idle
 /// timeout and the request's deadline.
-fn read_more(s: &mut TcpStream, buf: &mut Vec<u8>, max: usize, deadline: Instant, idle: Duration) -> Result<(), Fail> {
+fn read_more(s: &mut impl Wire, buf: &mut Vec<u8>, max: usize, deadline: Instant, idle: Duration) -> Result<(), Fail> {
     let now = Instant::now();
     if now >= deadline {
         return Err(fail(408, "the request took too long"));
     }
-    s.set_read_timeout(Some(idle.min(deadline - now))).map_err(|_| Fail::Gone)?;
+    s.set_wait(idle.min(deadline - now)).map_err(|_| Fail::Gone)?;
     let mut chunk = [0u8; 16 << 10];
     let want = max.clamp(1, chunk.len());
     match s.read(&mut chunk[..want]) {
@@ -282,7 +334,7 @@ fn read_more(s: &mut TcpStream, buf: &mut Vec<u8>, max: usize, deadline: Instant
     }
 }
 
-fn read_request(s: &mut TcpStream, limits: &Limits) -> Result<Request, Fail> {
+fn read_request(s: &mut impl Wire, limits: &Limits) -> Result<Request, Fail> {
     let mut buf = Vec::with_capacity(4096);
     let mut deadline = Instant::now() + limits.request;
     let mut received = None;
@@ -325,7 +377,7 @@ fn read_request(s: &mut TcpStream, limits: &Limits) -> Result<Request, Fail> {
 }
 
 /// Decodes a chunked body; `raw` holds what came after the head.
-fn dechunk(s: &mut TcpStream, mut raw: Vec<u8>, limits: &Limits, deadline: Instant) -> Result<Vec<u8>, Fail> {
+fn dechunk(s: &mut impl Wire, mut raw: Vec<u8>, limits: &Limits, deadline: Instant) -> Result<Vec<u8>, Fail> {
     let mut body = Vec::new();
     let mut pos = 0;
     // Room for the encoding around the body's bytes.
@@ -441,6 +493,27 @@ mod tests {
         let raw = b"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nab";
         let (st, _) = exchange(s.addr(), raw);
         assert!(st.contains("100"), "{st}");
+    }
+
+    /// The status `parse_request` answers `raw` with (200 and the body
+    /// for a request read whole; 0 for no answer).
+    fn in_memory(raw: &[u8]) -> (u16, String) {
+        match parse_request(raw, &Limits::default()) {
+            Ok(rq) => (200, String::from_utf8_lossy(&rq.body).into_owned()),
+            Err(Some(r)) => (r.status, r.body),
+            Err(None) => (0, String::new()),
+        }
+    }
+
+    #[test]
+    fn requests_read_from_memory() {
+        assert_eq!(in_memory(b"POST /x HTTP/1.1\r\nContent-Length: 6\r\n\r\n(info)"), (200, "(info)".into()));
+        let raw = b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n(in\r\n3;x=1\r\nfo)\r\n0\r\n\r\n";
+        assert_eq!(in_memory(raw), (200, "(info)".into()));
+        assert_eq!(in_memory(b"").0, 0);
+        assert_eq!(in_memory(b"POST / HTTP/1.1\r\nContent-Length: x\r\n\r\n").0, 400);
+        assert_eq!(in_memory(b"POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\nab").0, 400);
+        assert_eq!(in_memory(b"GET / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n").0, 501);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The GGP protocol's messages: parsing a request body (KIF, any case) and
 //! printing moves canonically, the way the state machines print them.
 
-use propel_compiler::reader::{read, Node, NodeId, Sexprs};
+use propel_compiler::reader::{ends_token, is_space, read, Node, NodeId, Sexprs};
 use propel_compiler::{Source, SymbolTable};
 
 /// A request from a game manager.
@@ -200,14 +200,18 @@ impl Reader<'_> {
 /// parsing the rest (the rules can take seconds to read; an `abort`
 /// meanwhile must find the match). `None` for any other request.
 pub fn peek_start_id(text: &str) -> Option<String> {
-    let mut tokens = Tokens(text.as_bytes());
+    let bytes = text.as_bytes();
+    // As the reader does: a byte order mark is not part of the text.
+    let mut tokens = Tokens(bytes.strip_prefix(&[0xef, 0xbb, 0xbf]).unwrap_or(bytes));
     (tokens.next()? == b"(").then_some(())?;
     tokens.next()?.eq_ignore_ascii_case(b"start").then_some(())?;
     let id = tokens.next()?;
     (id != b"(" && id != b")").then(|| String::from_utf8_lossy(id).to_ascii_lowercase())
 }
 
-/// KIF tokens: parentheses and words, skipping layout and `;` comments.
+/// KIF tokens: parentheses and words, skipping layout and `;` comments
+/// exactly as the reader does (else `peek_start_id` and `parse` could
+/// disagree on a request's match).
 struct Tokens<'a>(&'a [u8]);
 
 impl<'a> Iterator for Tokens<'a> {
@@ -216,9 +220,9 @@ impl<'a> Iterator for Tokens<'a> {
     fn next(&mut self) -> Option<&'a [u8]> {
         loop {
             match self.0.first()? {
-                b if b.is_ascii_whitespace() => self.0 = &self.0[1..],
+                &b if is_space(b) => self.0 = &self.0[1..],
                 b';' => {
-                    let end = self.0.iter().position(|&b| b == b'\n').unwrap_or(self.0.len());
+                    let end = self.0.iter().position(|&b| b == b'\n' || b == b'\r').unwrap_or(self.0.len());
                     self.0 = &self.0[end..];
                 }
                 b'(' | b')' => {
@@ -227,11 +231,7 @@ impl<'a> Iterator for Tokens<'a> {
                     return Some(t);
                 }
                 _ => {
-                    let end = self
-                        .0
-                        .iter()
-                        .position(|&b| b.is_ascii_whitespace() || matches!(b, b'(' | b')' | b';'))
-                        .unwrap_or(self.0.len());
+                    let end = self.0.iter().position(|&b| ends_token(b)).unwrap_or(self.0.len());
                     let (t, rest) = self.0.split_at(end);
                     self.0 = rest;
                     return Some(t);
@@ -315,6 +315,19 @@ mod tests {
         assert_eq!(peek_start_id("(start(role x))"), None);
         assert_eq!(peek_start_id("(play m1 nil)"), None);
         assert_eq!(peek_start_id("(start"), None);
+        // Found by fuzzing (fuzz/, target protocol): layout and comments
+        // the reader skips (vertical tab, form feed, a comment ended by
+        // \r, a byte order mark) were not skipped here, so an `abort`
+        // during such a `start` could not find its match.
+        for text in [
+            "\x0b\x0b(start m1 x ((role x)) 1 1)",
+            "\x0c(start\x0cm1 x ((role x)) 1 1)",
+            ";c\r(start m1 x ((role x)) 1 1)",
+            "\u{feff}(start m1 x ((role x)) 1 1)",
+        ] {
+            let Ok(Message::Start { id, .. }) = parse(text) else { panic!("{text:?} must parse") };
+            assert_eq!(peek_start_id(text).as_deref(), Some(id.as_str()), "{text:?}");
+        }
     }
 
     #[test]

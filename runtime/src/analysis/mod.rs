@@ -186,7 +186,7 @@ pub fn analyse_until(
             for r in 0..nr {
                 m.legal_moves(&s, r, &mut moves)?;
                 if moves.is_empty() {
-                    return Err(MachineError::Other(format!("{} has no legal move in a non-terminal state", roles[r])));
+                    return Err(MachineError::NoLegalMove { role: Some(roles[r].clone()) });
                 }
                 legal_sum[r] += moves.len() as u64;
                 choosers += (moves.len() > 1) as usize;
@@ -208,7 +208,7 @@ pub fn analyse_until(
             s = m.next_state(&s, &joint)?;
             len += 1;
             if len as u64 > crate::playout::MAX_PLAYOUT_STEPS {
-                return Err(MachineError::Other("a random game went on without end".into()));
+                return Err(MachineError::StepLimit { steps: crate::playout::MAX_PLAYOUT_STEPS });
             }
         }
         a.games += 1;

@@ -211,8 +211,8 @@ impl<S, Mv> Node<S, Mv> {
             self.ends.push(self.edges.len() as u32);
         }
         self.single = self.chooser(moves.len()).map(|c| c as u8);
-        let counts = (0..self.ends.len()).map(|r| self.moves(r) as u64);
-        let fits = counts.fold(Some(1u64), |p, k| p.and_then(|p| p.checked_mul(k)));
+        let mut counts = (0..self.ends.len()).map(|r| self.moves(r) as u64);
+        let fits = counts.try_fold(1u64, |p, k| p.checked_mul(k));
         self.wide = (fits.is_none() && self.single.is_none()).then(Vec::new);
         self.expanded = true;
     }
@@ -443,20 +443,15 @@ where
     }
 
     fn expand(&mut self, m: &mut M, r: NodeRef) -> Result<(), MachineError> {
-        let state = self.nodes[r.idx as usize]
-            .state
-            .clone()
-            .ok_or_else(|| MachineError::Other("a node without a state".into()))?;
+        let state =
+            self.nodes[r.idx as usize].state.clone().ok_or(MachineError::SearchBug("a node without a state"))?;
         let mut moves: SmallVec<[Vec<M::Move>; 4]> = SmallVec::new();
         for role in 0..self.roles {
             m.legal_moves(&state, role, &mut self.scratch)?;
             if self.scratch.len() > u16::MAX as usize {
                 // Paths name moves by a u16 index.
-                return Err(MachineError::Other(format!(
-                    "role {role} has {} legal moves; the search handles at most {}",
-                    self.scratch.len(),
-                    u16::MAX
-                )));
+                let role = m.roles()[role].clone();
+                return Err(MachineError::TooManyMoves { role, moves: self.scratch.len(), max: u16::MAX as usize });
             }
             moves.push(self.scratch.clone());
         }
@@ -615,11 +610,11 @@ where
         self.iteration += 1;
         path.clear();
         let mut cur = self.root;
-        let no_state = || MachineError::Other("a node without a state".into());
+        let no_state = || MachineError::SearchBug("a node without a state");
         loop {
             let it = self.iteration;
             let Some(n) = self.get_mut(cur) else {
-                return Err(MachineError::Other("the search root was recycled".into()));
+                return Err(MachineError::SearchBug("the search root was recycled"));
             };
             n.touched = it;
             if n.terminal || n.solved {
@@ -903,6 +898,7 @@ where
     }
 
     /// The root's move statistics of `role` (for merging root-parallel graphs).
+    #[allow(clippy::type_complexity, reason = "moves, visits and value sums, taken apart at once by the caller")]
     pub fn root_stats(&self, role: usize) -> Option<(Vec<M::Move>, Vec<u32>, Vec<f64>)> {
         let n = self.get(self.root)?;
         if role >= n.ends.len() {

@@ -168,7 +168,7 @@ where
             };
             if self.machine.base_bits(&state).is_none() {
                 self.graph.unvisit(&slot.path);
-                self.error = Some(MachineError::Other("lane rollouts need states as base bitsets".into()));
+                self.error = Some(MachineError::NoBaseBits);
                 return false;
             }
             (slot.state, slot.expand) = (Some(state), expand);
@@ -179,7 +179,7 @@ where
     /// The child that slot `k`'s expansion found.
     fn on_expanded(&mut self, k: usize, child: &[u64], terminal: bool, legal: &[Vec<u32>]) {
         let Some(state) = self.machine.state_from_bits(child) else {
-            self.error.get_or_insert(MachineError::Other("lane expansion needs states from base bitsets".into()));
+            self.error.get_or_insert(MachineError::NoBaseBits);
             return;
         };
         let slot = &mut self.slots[k];
@@ -385,7 +385,7 @@ where
             // Nothing to do: leave the core to the search thread for a
             // while (with two cores, spinning would take it from it).
             self.misses += 1;
-            if self.misses % LANES as u32 == 0 {
+            if self.misses.is_multiple_of(LANES as u32) {
                 std::thread::yield_now();
             }
             return Refill::Later;

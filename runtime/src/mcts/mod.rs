@@ -322,11 +322,11 @@ where
         let mut workers = Vec::with_capacity(n);
         for _ in 0..n {
             let m = self.machine.clone();
-            let runner = m.lane_runner().ok_or_else(|| MachineError::Other("no lane code".into()))?;
+            let runner = m.lane_runner().ok_or(MachineError::NoLaneCode)?;
             workers.push((m, runner));
         }
         let Search { graph, machine, runner, .. } = self;
-        let Some(runner) = runner else { return Err(MachineError::Other("no lane code".into())) };
+        let Some(runner) = runner else { return Err(MachineError::NoLaneCode) };
         let (streamed, counts, worker_errors) = std::thread::scope(|scope| {
             let (requests, replies, stop) = (&requests, &replies, &stop);
             let handles: Vec<_> = workers
@@ -352,7 +352,7 @@ where
                 .into_iter()
                 .filter_map(|h| match h.join() {
                     Ok(r) => r.err(),
-                    Err(_) => Some(MachineError::Other("a rollout thread panicked".into())),
+                    Err(_) => Some(MachineError::ThreadPanicked { what: "rollout" }),
                 })
                 .collect();
             (streamed, (source.iterations, source.rollouts, source.error.take()), errors)
@@ -409,7 +409,7 @@ where
     /// the leaf's value was known.
     fn iterate_here(&mut self, path: &mut Vec<Step>, rng: &mut Rng) -> Result<Option<(Duration, u32)>, MachineError> {
         match self.graph.select(&mut self.machine, path)? {
-            Leaf::Expand { .. } => Err(MachineError::Other("an unexpanded child from an eager selection".into())),
+            Leaf::Expand { .. } => Err(MachineError::SearchBug("an unexpanded child from an eager selection")),
             Leaf::Known(v) => {
                 self.graph.backprop_known(path, &v);
                 Ok(None)
@@ -513,7 +513,7 @@ where
                 match w.join() {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => return Err(e),
-                    Err(_) => return Err(MachineError::Other("a rollout thread panicked".into())),
+                    Err(_) => return Err(MachineError::ThreadPanicked { what: "rollout" }),
                 }
             }
             r
@@ -569,7 +569,7 @@ where
             } else {
                 match self.graph.select(&mut self.machine, &mut path)? {
                     Leaf::Expand { .. } => {
-                        return Err(MachineError::Other("an unexpanded child from an eager selection".into()))
+                        return Err(MachineError::SearchBug("an unexpanded child from an eager selection"))
                     }
                     Leaf::Known(v) => self.graph.backprop_known(&path, &v),
                     Leaf::Rollout(state) => {
@@ -645,7 +645,8 @@ where
         let start = Instant::now();
         let n = self.config.threads;
         if self.peers.len() + 1 != n {
-            let root = self.graph.root_state().cloned().ok_or_else(|| MachineError::Other("no root".into()))?;
+            let root =
+                self.graph.root_state().cloned().ok_or(MachineError::SearchBug("a search without a root state"))?;
             let pool = (self.config.pool / n).max(1024);
             self.peers.clear();
             for t in 1..n {
@@ -680,7 +681,7 @@ where
             let mine = self.run_single(deadline, interrupt);
             let theirs: Vec<Result<Stats, MachineError>> = hs
                 .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(MachineError::Other("a search thread panicked".into()))))
+                .map(|h| h.join().unwrap_or(Err(MachineError::ThreadPanicked { what: "search" })))
                 .collect();
             (mine, theirs)
         });

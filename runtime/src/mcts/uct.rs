@@ -66,8 +66,12 @@ where
             for r in 0..roles {
                 let mut v = Vec::new();
                 self.m.legal_moves(&state, r, &mut v)?;
-                if v.is_empty() || v.len() > u16::MAX as usize {
-                    return Err(MachineError::Other(format!("role {r} has {} legal moves", v.len())));
+                if v.is_empty() {
+                    return Err(MachineError::NoLegalMove { role: Some(self.m.roles()[r].clone()) });
+                }
+                if v.len() > u16::MAX as usize {
+                    let role = self.m.roles()[r].clone();
+                    return Err(MachineError::TooManyMoves { role, moves: v.len(), max: u16::MAX as usize });
                 }
                 moves.push(v);
             }
