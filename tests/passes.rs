@@ -27,12 +27,12 @@ fn no_passes() {
 
 #[test]
 fn each_pass_alone() {
-    for &p in Pass::EACH {
+    for &p in Pass::EVERY {
         check(&[p], p.name());
     }
 }
 
 #[test]
 fn default_pipeline() {
-    check(Pass::ALL, "all passes");
+    check(Pass::DEFAULT, "all passes");
 }

@@ -35,7 +35,7 @@ fn the_prover_on_projected_rules_keeps_perft() {
 fn a_game_that_grounds_only_after_projection_agrees_with_the_prover() {
     // Tetris's `line` rule once derived five million facts.
     let Some(game) = corpus_game("benderng-testdata/Tetris.kif") else { return };
-    let mut net = propnet_machine(&game, propel_compiler::propnet::passes::Pass::ALL);
+    let mut net = propnet_machine(&game, propel_compiler::propnet::passes::Pass::DEFAULT);
     let mut prover = Prover::new(game.clone()).unwrap_or_else(|e| panic!("{e}"));
     let a = perft(&mut prover, 2, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
     let b = perft(&mut net, 2, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
@@ -92,7 +92,7 @@ fn eliminated_rules_keep_the_game() {
     assert_eq!(format!("{:?}", a.lines), format!("{:?}", b.lines));
     // The propnets from both sets of rules, against the prover; the
     // eliminated one is the smaller.
-    let passes = propel_compiler::propnet::passes::Pass::ALL;
+    let passes = propel_compiler::propnet::passes::Pass::DEFAULT;
     let limits = Default::default();
     let plain = propel_compiler::pipeline::compile(&game, &limits, &[]).unwrap_or_else(|e| panic!("{e}"));
     let small = propel_compiler::pipeline::compile(&eliminated, &limits, &[]).unwrap_or_else(|e| panic!("{e}"));
@@ -110,7 +110,7 @@ fn eliminated_rules_keep_the_game() {
 #[test]
 fn quarto_is_built_from_eliminated_rules_and_agrees_with_the_prover() {
     let Some(game) = corpus_game("base/quarto.kif") else { return };
-    let passes = propel_compiler::propnet::passes::Pass::ALL;
+    let passes = propel_compiler::propnet::passes::Pass::DEFAULT;
     let c = propel_compiler::pipeline::compile(&game, &Default::default(), passes).unwrap_or_else(|e| panic!("{e}"));
     // As written: 99,042 components and 564,430 edges.
     assert!(c.net.counts().edges < 20_000, "{:?}", c.net.counts());

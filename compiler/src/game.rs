@@ -176,36 +176,6 @@ impl Game {
         needed
     }
 
-    /// This game with its rules replaced by a rewrite's (relations'
-    /// `defined` flags, layers and strata computed again); `None` if the
-    /// rewritten rules are not stratified.
-    pub fn rewritten(
-        &self,
-        symbols: SymbolTable,
-        mut relations: Vec<Relation>,
-        clauses: Vec<Clause>,
-        warnings: Vec<String>,
-    ) -> Option<Game> {
-        for r in relations.iter_mut() {
-            r.defined = false;
-        }
-        for c in &clauses {
-            relations[c.head.rel.index()].defined = true;
-        }
-        crate::strata::set_layers(&mut relations, &clauses);
-        let strata = crate::strata::stratify(&relations, &clauses).ok()?;
-        Some(Game {
-            name: self.name.clone(),
-            symbols,
-            roles: self.roles.clone(),
-            relations,
-            clauses,
-            strata,
-            source_rules: self.source_rules,
-            warnings,
-        })
-    }
-
     pub fn role_names(&self) -> Vec<String> {
         self.roles.iter().map(|&r| self.symbols.name(r).to_string()).collect()
     }

@@ -17,8 +17,9 @@
 //! and grounding starts again.
 
 use crate::deadline::Deadline;
-use crate::eval::{Budget, Db, EvalError, Negation, Program, Scratch};
+use crate::eval::{Budget, Db, EvalError, Meter, Negation, Program, Scratch, Steps};
 use crate::game::{Clause, Game, Layer, Lit, Pat, RelId};
+use crate::names::describe;
 use crate::term::{TermId, TermPool, TooDeep};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
@@ -46,13 +47,16 @@ pub struct GroundRule {
     nneg: u32,
 }
 
-/// Limits on grounding.
+/// Limits on grounding, and on the whole build it is part of.
 #[derive(Clone, Debug)]
 pub struct GroundLimits {
     /// Atoms in the relaxed model.
     pub max_atoms: usize,
     /// Ground rules.
     pub max_rules: usize,
+    /// Time for the whole build: grounding (every attempt), the network,
+    /// its passes, and with variable elimination both builds
+    /// ([`crate::pipeline::compile`]).
     pub time: Duration,
     /// Raised by another thread to stop grounding at once (a match's
     /// abort); grounding then fails as if its time had run out.
@@ -65,34 +69,44 @@ impl Default for GroundLimits {
     }
 }
 
+impl GroundLimits {
+    /// When a build started at `start` must stop.
+    pub fn deadline(&self, start: Instant) -> Deadline {
+        Deadline::at(start + self.time).with_cancel(self.cancel.clone())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum GroundError {
     #[error("grounding gave up: {0}")]
     Model(EvalError),
-    #[error("grounding gave up: more than {limit} ground rules (relation `{relation}` has {count} instances)")]
+    #[error("grounding gave up: more than {limit} ground rules ({} has {count} instances)", describe(relation))]
     TooManyRules { relation: String, count: usize, limit: usize },
-    #[error("grounding gave up: time limit reached while instantiating `{relation}` ({rules} rules so far)")]
+    #[error("grounding gave up: time limit reached while instantiating {} ({rules} rules so far)", describe(relation))]
     Timeout { relation: String, rules: usize },
     #[error(
-        "grounding gave up: rules build terms nested deeper than {} levels (in `{relation}`)",
-        crate::term::MAX_TERM_DEPTH
+        "grounding gave up: rules build terms nested deeper than {} levels (in {})",
+        crate::term::MAX_TERM_DEPTH,
+        describe(relation)
     )]
     TooDeep { relation: String },
 }
 
 impl GroundError {
-    /// The relation named by the error.
+    /// The relation named by the error (its internal name).
     pub fn relation(&self) -> &str {
         match self {
-            GroundError::Model(
-                EvalError::TooManyFacts { relation, .. }
-                | EvalError::TermTooDeep { relation }
-                | EvalError::Timeout { relation, .. },
-            ) => relation,
+            GroundError::Model(e) => e.relation(),
             GroundError::TooManyRules { relation, .. }
             | GroundError::Timeout { relation, .. }
             | GroundError::TooDeep { relation } => relation,
         }
+    }
+
+    /// Whether the time ran out (or the build was cancelled), rather than
+    /// a size limit.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, GroundError::Timeout { .. } | GroundError::Model(EvalError::Timeout { .. }))
     }
 }
 
@@ -209,31 +223,27 @@ pub const REWRITE_ROWS: usize = 20_000;
 /// relation of the relaxed model has this many rows.
 const ATTEMPT_MAX_ROWS: usize = 250_000;
 
-/// Grounds `game`, rewriting relations for demand when one explodes.
+/// Grounds `game`'s rules as they are, rewriting relations for demand
+/// when one explodes; stops when `deadline` passes. (The pipeline applies
+/// projection, [`crate::project::project_locals`], before.)
 ///
-/// An attempt gets at most 40% of the time while a rewrite could still
-/// follow; when it fails, the relation named by a size error and the
-/// large relations of the relaxed model (at least [`REWRITE_ROWS`] rows)
-/// are offered to the magic-set rewrite (with their callers). The last
-/// attempt gets all the time left.
-pub fn ground(game: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded, GroundError> {
-    // Grounding (and any magic-set rewrite) works on the projected rules.
-    let projected = crate::project::project_locals(game).map(Arc::new);
-    ground_rules(projected.as_ref().unwrap_or(game), limits)
-}
-
-/// [`ground`] on rules already rewritten (by variable elimination,
-/// [`crate::project::eliminate_locals`]): no projection first.
-pub fn ground_rules(game: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded, GroundError> {
+/// An attempt gets at most 40% of the time there was at the start while a rewrite could
+/// still follow; when it fails, the relation named by a size error and
+/// the large relations of the relaxed model (at least [`REWRITE_ROWS`]
+/// rows) are offered to the magic-set rewrite (with their callers). The
+/// last attempt gets all the time left.
+pub fn ground(game: &Arc<Game>, limits: &GroundLimits, deadline: &Deadline) -> Result<Grounded, GroundError> {
     let start = Instant::now();
-    let deadline = Deadline::at(start + limits.time).with_cancel(limits.cancel.clone());
+    let share = deadline.time().map(|t| t.saturating_duration_since(start).mul_f64(0.4));
     let mut demand: Vec<RelId> = Vec::new();
     let mut current = game.clone();
     let mut last_chance = false;
     loop {
         let now = Instant::now();
-        let attempt_deadline =
-            if last_chance { deadline.clone() } else { deadline.min(now + limits.time.mul_f64(0.4)) };
+        let attempt_deadline = match share {
+            Some(share) if !last_chance => deadline.min(now + share),
+            _ => deadline.clone(),
+        };
         let max_rows = if last_chance { usize::MAX } else { ATTEMPT_MAX_ROWS };
         let (e, largest) = match ground_once(&current, limits, attempt_deadline, max_rows) {
             Ok(mut g) => {
@@ -249,8 +259,12 @@ pub fn ground_rules(game: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded,
         let mut candidates: Vec<String> = Vec::new();
         if matches!(
             e,
-            GroundError::Model(EvalError::TooManyFacts { .. } | EvalError::TermTooDeep { .. })
-                | GroundError::TooManyRules { .. }
+            GroundError::Model(
+                EvalError::TooManyFacts { .. }
+                    | EvalError::TooManyRows { .. }
+                    | EvalError::TooManyDerivations { .. }
+                    | EvalError::TermTooDeep { .. }
+            ) | GroundError::TooManyRules { .. }
         ) {
             candidates.push(e.relation().to_string());
         }
@@ -358,6 +372,10 @@ fn ground_once(
         if !added {
             break;
         }
+        if deadline.passed() {
+            let e = EvalError::Timeout { relation: "true".into(), rows: db.total_rows() };
+            return Err((GroundError::Model(e), Vec::new()));
+        }
     }
     let model_atoms = db.total_rows();
     let mut g = Grounded {
@@ -405,8 +423,10 @@ fn instantiate_clause(
     let mut overflow = false;
     let max_rules = limits.max_rules.saturating_sub(g.rules.len());
     let g_rules = g.rules.len();
+    let mut steps = Steps::unlimited();
+    let meter = Meter { deadline, steps: &mut steps };
     program
-        .for_each_match(ci, db, &mut g.pool, Negation::Ignore, deadline, &mut |_, bind| {
+        .for_each_match(ci, db, &mut g.pool, Negation::Ignore, meter, &mut |_, bind| {
             bindings.extend_from_slice(&bind[..nvars]);
             count += 1;
             if count > max_rules {
@@ -480,6 +500,10 @@ fn g_name(game: &Game, r: RelId) -> String {
 mod tests {
     use super::*;
 
+    fn ground_now(game: &Arc<Game>, limits: &GroundLimits) -> Result<Grounded, GroundError> {
+        ground(game, limits, &limits.deadline(Instant::now()))
+    }
+
     #[test]
     fn grounds_a_small_game() {
         let game = Arc::new(
@@ -492,7 +516,7 @@ mod tests {
             )
             .unwrap(),
         );
-        let g = ground(&game, &GroundLimits::default()).unwrap();
+        let g = ground_now(&game, &GroundLimits::default()).unwrap();
         let trues: Vec<String> = g
             .atoms
             .iter()
@@ -520,7 +544,7 @@ mod tests {
             )
             .unwrap(),
         );
-        let e = ground(&game, &GroundLimits::default()).err().expect("unbounded");
+        let e = ground_now(&game, &GroundLimits::default()).err().expect("unbounded");
         assert!(e.to_string().contains("deeper"), "{e}");
         // A helper only called with bound arguments is grounded on demand.
         let game = Arc::new(
@@ -532,7 +556,7 @@ mod tests {
             )
             .unwrap(),
         );
-        let g = ground(&game, &GroundLimits { max_atoms: 10_000, ..Default::default() }).unwrap();
+        let g = ground_now(&game, &GroundLimits { max_atoms: 10_000, ..Default::default() }).unwrap();
         assert_eq!(g.demand, ["n"]);
     }
 
@@ -549,7 +573,7 @@ mod tests {
         let flag = Arc::new(AtomicBool::new(true));
         let limits = GroundLimits { cancel: Some(flag), ..Default::default() };
         let t = Instant::now();
-        let e = ground(&game, &limits).err().expect("cancelled");
+        let e = ground_now(&game, &limits).err().expect("cancelled");
         assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
         assert!(e.to_string().contains("time limit"), "{e}");
     }

@@ -18,6 +18,7 @@ mod graph;
 pub mod ground;
 pub mod lower;
 pub mod magic;
+pub mod names;
 pub mod normal;
 pub mod pipeline;
 pub mod project;

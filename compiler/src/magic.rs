@@ -13,8 +13,9 @@
 //! computed from `r`'s rules only where its magic relation holds.
 //!
 //! Bindings flow left to right through rule bodies (the order authors
-//! write for top-down provers); a negated call is treated as coming after
-//! all positive literals of its rule, with every argument bound. Only the
+//! write for top-down provers); a negated call is treated as coming right
+//! after the positive literal that binds its last variable, with every
+//! argument bound. Only the
 //! relations asked for are rewritten; a relation that some caller uses
 //! with no argument bound is computed in full as before. The result is
 //! stratified again; when it is not, there is no rewrite.
@@ -22,8 +23,7 @@
 use crate::game::{AtomPat, Clause, Game, Layer, Lit, Pat, RelId, Relation, KEYWORD_RELATIONS};
 use rustc_hash::FxHashMap;
 
-/// Names of the demand relations begin with this.
-pub const PREFIX: &str = "magic@";
+pub use crate::names::PREFIX;
 
 /// Which argument positions are bound.
 type Adornment = Vec<bool>;
@@ -81,6 +81,22 @@ fn sips(c: &Clause, head: Option<&Adornment>, rewritten: &[bool]) -> Vec<Option<
     };
     let mut out = vec![None; c.body.len()];
     let mut before: Vec<usize> = Vec::new();
+    // A negated call is checked with every argument bound. Its demand
+    // comes from the positive literals up to the one that binds its last
+    // variable: a superset of the instances checked, and no dependency on
+    // the literals after it (amazons' `openPath` is defined by
+    // `(not (occupied ?x2 ?y2))` and then a recursive `openPath`: with that
+    // call in the demand for `occupied`, the rewrite was not stratified).
+    let negs_ready = |out: &mut Vec<Option<(Adornment, Vec<usize>)>>, before: &[usize], bound: &[bool]| {
+        for (i, l) in c.body.iter().enumerate() {
+            if let Lit::Neg(a) = l {
+                if rewritten[a.rel.index()] && out[i].is_none() && a.args.iter().all(|p| pat_bound(p, bound)) {
+                    out[i] = Some((vec![true; a.args.len()], filters_ready(before, bound)));
+                }
+            }
+        }
+    };
+    negs_ready(&mut out, &before, &bound);
     for (i, l) in c.body.iter().enumerate() {
         if let Lit::Pos(a) = l {
             if rewritten[a.rel.index()] {
@@ -91,14 +107,7 @@ fn sips(c: &Clause, head: Option<&Adornment>, rewritten: &[bool]) -> Vec<Option<
                 bind(p, &mut bound);
             }
             before.push(i);
-        }
-    }
-    // Negated calls: after every positive literal, all arguments bound.
-    for (i, l) in c.body.iter().enumerate() {
-        if let Lit::Neg(a) = l {
-            if rewritten[a.rel.index()] {
-                out[i] = Some((vec![true; a.args.len()], filters_ready(&before, &bound)));
-            }
+            negs_ready(&mut out, &before, &bound);
         }
     }
     out
@@ -124,6 +133,38 @@ pub fn with_callers(game: &Game, rels: &[RelId]) -> Vec<RelId> {
         }
         out.push(r);
         stack.extend(callers[r.index()].iter().copied());
+    }
+    out.sort_unstable();
+    out
+}
+
+/// `rels` and the state- and move-dependent relations they use, directly
+/// or through others: what a demand for `rels` reaches. Once `r` is
+/// computed only where asked, the helpers it calls with bound arguments
+/// are asked for only those arguments too; computed in full they would
+/// undo the gain. Chess's `threatened_with_capture` calls
+/// `bishop_move_ig`, which calls `clear_diagonal_ne_ig`: on demand too,
+/// the prover's perft to depth 2 went from 18.8 s to 2.3 s of CPU time.
+/// Static relations are derived once, so they are left as they are.
+pub fn with_callees(game: &Game, rels: &[RelId]) -> Vec<RelId> {
+    let mut callees: Vec<Vec<RelId>> = vec![Vec::new(); game.relations.len()];
+    for c in &game.clauses {
+        for l in &c.body {
+            if let Lit::Pos(a) | Lit::Neg(a) = l {
+                callees[c.head.rel.index()].push(a.rel);
+            }
+        }
+    }
+    let wanted = |d: &RelId| d.index() >= KEYWORD_RELATIONS.len() && game.relations[d.index()].layer != Layer::Static;
+    let mut seen = vec![false; game.relations.len()];
+    let mut stack: Vec<RelId> = rels.to_vec();
+    let mut out = Vec::new();
+    while let Some(r) = stack.pop() {
+        if std::mem::replace(&mut seen[r.index()], true) {
+            continue;
+        }
+        out.push(r);
+        stack.extend(callees[r.index()].iter().copied().filter(wanted));
     }
     out.sort_unstable();
     out
@@ -307,7 +348,13 @@ pub fn demand_transform(game: &Game, wanted: &[RelId]) -> Option<Rewritten> {
     let names: Vec<&str> = kept.iter().map(|&r| game.rel_name(r)).collect();
     let mut warnings = game.warnings.clone();
     warnings.push(format!("computed on demand (magic sets): {}", names.join(", ")));
-    Some(Rewritten { game: game.rewritten(symbols, relations, clauses, warnings)?, relations: kept })
+    match crate::strata::rewritten(game, symbols, relations, clauses, warnings) {
+        Ok(game) => Some(Rewritten { game, relations: kept }),
+        Err(u) => {
+            tracing::debug!(relations = ?names, cycle = ?u.cycle, "magic sets: the rewrite is not stratified");
+            None
+        }
+    }
 }
 
 #[cfg(test)]
@@ -334,6 +381,46 @@ mod tests {
         assert!(rw.game.relation_by_name("magic@near@bf/s").is_some());
         // `near` itself is no longer computed.
         assert!(!rw.game.relations[near.index()].defined);
+    }
+
+    #[test]
+    fn demand_reaches_the_state_helpers_a_relation_calls() {
+        let g = load(
+            "t.kif",
+            "(role r) (n 1) (n 2) (init (at 1))
+             (<= (near ?x ?y) (n ?x) (n ?y) (free ?y))
+             (<= (free ?y) (true (at ?z)) (n ?y) (distinct ?y ?z))
+             (<= (legal r (go ?y)) (true (at ?x)) (near ?x ?y))
+             (<= (next (at ?y)) (does r (go ?y)))
+             (<= terminal (true (at 2))) (goal r 100)",
+        )
+        .unwrap();
+        let rel = |n: &str| g.relation_by_name(n).unwrap();
+        // `free` reads the state; `n` is static and stays as it is.
+        assert_eq!(with_callees(&g, &[rel("near")]), vec![rel("near"), rel("free")]);
+        let rw = demand_transform(&g, &with_callers(&g, &with_callees(&g, &[rel("near")]))).expect("rewritable");
+        assert!(rw.relations.contains(&rel("free")), "{:?}", rw.relations);
+    }
+
+    #[test]
+    fn a_negated_call_before_a_recursive_one_can_be_rewritten() {
+        // Amazons' `openPath`: the demand for `occupied` must not wait for
+        // the recursive call after it, or the rewrite is not stratified.
+        let g = load(
+            "t.kif",
+            "(role r) (init (at 1)) (step 1 2) (step 2 3) (step 3 4)
+             (<= (occupied ?y) (true (at ?y)))
+             (<= (path ?x ?y) (step ?x ?y) (not (occupied ?y)))
+             (<= (path ?x ?z) (step ?x ?y) (not (occupied ?y)) (path ?y ?z))
+             (<= (legal r (go ?y)) (true (at ?x)) (path ?x ?y))
+             (<= (next (at ?y)) (does r (go ?y)))
+             (<= terminal (true (at 4))) (goal r 100)",
+        )
+        .unwrap();
+        let rel = |n: &str| g.relation_by_name(n).unwrap();
+        let wanted = with_callers(&g, &with_callees(&g, &[rel("path")]));
+        let rw = demand_transform(&g, &wanted).expect("stratified");
+        assert!(rw.relations.contains(&rel("path")) && rw.relations.contains(&rel("occupied")), "{:?}", rw.relations);
     }
 
     #[test]

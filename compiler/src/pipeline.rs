@@ -1,9 +1,10 @@
 //! The compile pipeline as one call: a validated game to an optimised
 //! propnet, with what each stage took.
 
+use crate::deadline::Deadline;
 use crate::game::Game;
 use crate::ground::{ground, GroundError, GroundLimits};
-use crate::propnet::{from_ground, passes, Propnet, PropnetError};
+use crate::propnet::{from_ground_until, passes, Propnet, PropnetError};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -13,6 +14,16 @@ pub enum CompileError {
     Ground(#[from] GroundError),
     #[error(transparent)]
     Propnet(#[from] PropnetError),
+}
+
+impl CompileError {
+    /// Whether the build ran out of time (or was cancelled).
+    pub fn is_timeout(&self) -> bool {
+        match self {
+            CompileError::Ground(e) => e.is_timeout(),
+            CompileError::Propnet(e) => matches!(e, PropnetError::Timeout { .. }),
+        }
+    }
 }
 
 /// How one stage went: its name, seconds, and the network after it.
@@ -61,6 +72,10 @@ pub struct NativeNet {
 /// 373k vs 205k, hexPie 7.8k vs 10.0k, hexforthree 12.2k vs 15.5k.
 pub const NATIVE_ELIMINATED: f64 = 0.6;
 
+/// The share of the time limit the rules as written get when a second
+/// build from eliminated rules may follow; the second gets the rest.
+pub const FIRST_BUILD_SHARE: f64 = 0.6;
+
 /// Networks with at least this many edges are built again from the rules
 /// rewritten by variable elimination ([`passes::Pass::Eliminate`]).
 pub const ELIMINATE_EDGES: usize = 100_000;
@@ -78,14 +93,32 @@ pub const ELIMINATE_SHARE: f64 = 0.5;
 /// 8k edges, but racer's, at 39% of the edges, ran half as fast (the
 /// eliminated helpers, over functional state like a car's position, flip
 /// together at every move), so a small gain keeps the network as written.
-/// The choice depends on the rules alone, so every build of a game agrees.
+/// The choice depends on the rules alone, so every build of a game agrees,
+/// except where the second build runs out of the time the first left
+/// (then the network as written is kept).
 /// An eliminated network not kept may still be left for native code
 /// ([`Compiled::native`], [`NATIVE_ELIMINATED`]).
+///
+/// Everything, both builds included, runs under one time limit
+/// (`limits.time` from the call): the build stops at that time, whichever
+/// stage it is in. The second build gets the time the first left.
 pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass]) -> Result<Compiled, CompileError> {
     let start = Instant::now();
+    let deadline = limits.deadline(start);
     let eliminate = passes.contains(&passes::Pass::Eliminate);
     let rewrite = if eliminate { crate::project::eliminate_locals(game) } else { None };
-    let ground_plain = ground(game, limits);
+    // Grounding works on the projected rules (local variables projected
+    // out, independent literal groups split off); the magic-set rewrite,
+    // when one is needed, rewrites those.
+    let projected = crate::project::project_locals(game).map(Arc::new);
+    // When elimination could follow, the rules as written get part of the
+    // time, so that a game over the budget as written still has time to
+    // build eliminated (stanford-iggp reversi).
+    let first = match &rewrite {
+        Some(_) => deadline.min(start + limits.time.mul_f64(FIRST_BUILD_SHARE)),
+        None => deadline.clone(),
+    };
+    let ground_plain = ground(projected.as_ref().unwrap_or(game), limits, &first);
     // Elimination only shrinks the rules it rewrote: unless their ground
     // instances are at least half the ground literals, it cannot take the
     // network down to a quarter, and a second build would be wasted
@@ -94,22 +127,16 @@ pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass])
         (Ok(g), Some(r)) => g.literal_share(&r.touched),
         _ => 1.0,
     };
-    let plain = build(ground_plain, passes, start);
+    let plain = build(ground_plain, passes, start, &first);
+    let timed_out = deadline.passed();
     let dense = plain.as_ref().map_or(true, |c| c.net.counts().edges >= ELIMINATE_EDGES);
-    // A build stopped from outside (a match's abort or start clock) keeps
-    // the network it has rather than grounding a second time.
-    // Relaxed: the flag publishes no data.
-    let cancelled = limits.cancel.as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed));
-    let Some(rewrite) = rewrite.filter(|_| dense && share >= ELIMINATE_SHARE && !cancelled) else {
+    let Some(rewrite) = rewrite.filter(|_| dense && share >= ELIMINATE_SHARE && !timed_out) else {
         return plain;
     };
     tracing::debug!(share, relations = ?rewrite.touched, "variable elimination: building again");
-    // The second build gets the same limits as the first (at most twice
-    // the time in all), so that the choice does not depend on how long the
-    // first took on a busy machine.
     let t = Instant::now();
-    let ground = crate::ground::ground_rules(&Arc::new(rewrite.game), limits);
-    let eliminated = build(ground, passes, t);
+    let ground = ground(&Arc::new(rewrite.game), limits, &deadline);
+    let eliminated = build(ground, passes, t, &deadline);
     let edges = |r: &Result<Compiled, CompileError>| r.as_ref().map(|c| c.net.counts().edges).ok();
     tracing::debug!(plain = ?edges(&plain), eliminated = ?edges(&eliminated), "variable elimination: edges");
     // PROPEL_ELIMINATE=always keeps the eliminated network whenever it
@@ -141,16 +168,17 @@ fn build(
     g: Result<crate::ground::Grounded, GroundError>,
     passes: &[passes::Pass],
     t: Instant,
+    deadline: &Deadline,
 ) -> Result<Compiled, CompileError> {
     let g = g?;
     let demand = g.demand.clone();
-    let net = from_ground(&g)?;
+    let net = from_ground_until(&g, deadline)?;
     drop(g);
     let mut report =
         vec![StageReport { stage: "ground+build".into(), seconds: t.elapsed().as_secs_f64(), counts: net.counts() }];
-    let (mut net, mut goal_net) = passes::run(net, passes, &mut |stage, seconds, counts| {
+    let (mut net, mut goal_net) = passes::run_until(net, passes, deadline, &mut |stage, seconds, counts| {
         report.push(StageReport { stage: stage.to_string(), seconds, counts: counts.clone() })
-    });
+    })?;
     net.canonical_order();
     if let Some(g) = &mut goal_net {
         g.canonical_order();

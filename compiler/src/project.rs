@@ -24,8 +24,7 @@
 use crate::game::{AtomPat, Clause, Game, Layer, Lit, Pat, RelId, Relation, KEYWORD_RELATIONS};
 use rustc_hash::FxHashMap;
 
-/// Separates a helper's name from the relation whose clause it came from.
-pub const MARK: char = '~';
+pub use crate::names::{base_name, MARK};
 
 fn vars_of(l: &Lit, out: &mut Vec<u32>) {
     let mut push = |v| out.push(v);
@@ -491,14 +490,6 @@ pub struct Eliminated {
     pub touched: Vec<String>,
 }
 
-/// The relation a helper or demand relation was made for: `legal_speed`
-/// for `legal_speed~5`, `totalcount` for `magic@totalcount@bf`.
-pub fn base_name(name: &str) -> &str {
-    let n = name.strip_prefix(crate::magic::PREFIX).unwrap_or(name);
-    let n = n.split('@').next().unwrap_or(n);
-    n.split(MARK).next().unwrap_or(n)
-}
-
 fn rewrite(game: &Game, eliminate: bool) -> Option<(Game, Vec<String>)> {
     let mut rw = Rewrite {
         symbols: game.symbols.clone(),
@@ -550,7 +541,13 @@ fn rewrite(game: &Game, eliminate: bool) -> Option<(Game, Vec<String>)> {
     clauses.extend(extra);
     // Helpers add no negation of their own; should stratification still
     // fail, grounding uses the game as written.
-    game.rewritten(symbols, relations, clauses, game.warnings.clone()).map(|g| (g, touched))
+    match crate::strata::rewritten(game, symbols, relations, clauses, game.warnings.clone()) {
+        Ok(g) => Some((g, touched)),
+        Err(u) => {
+            tracing::debug!(cycle = ?u.cycle, "projection: the rewritten rules are not stratified");
+            None
+        }
+    }
 }
 
 #[cfg(test)]

@@ -7,8 +7,9 @@
 //! `(<= (goal robot 100) (not (goal robot 0)))` is accepted: `goal robot
 //! 100` depends on `goal robot 0`, not on itself.
 
-use crate::game::{AtomPat, Clause, Layer, Lit, Pat, RelId, Relation, Stratum};
+use crate::game::{AtomPat, Clause, Game, Layer, Lit, Pat, RelId, Relation, Stratum};
 use crate::symbol::Sym;
+use crate::symbol::SymbolTable;
 use rustc_hash::FxHashMap;
 
 /// A cycle through negation: clause `clause` (head `head`) uses
@@ -20,6 +21,36 @@ pub struct Unstratified {
     pub neg: RelId,
     /// Relations on the cycle.
     pub cycle: Vec<RelId>,
+}
+
+/// `game` with its rules replaced by a rewrite's: relations' `defined`
+/// flags, layers and strata computed again. Fails when the rewritten rules
+/// are not stratified.
+pub fn rewritten(
+    game: &Game,
+    symbols: SymbolTable,
+    mut relations: Vec<Relation>,
+    clauses: Vec<Clause>,
+    warnings: Vec<String>,
+) -> Result<Game, Unstratified> {
+    for r in relations.iter_mut() {
+        r.defined = false;
+    }
+    for c in &clauses {
+        relations[c.head.rel.index()].defined = true;
+    }
+    set_layers(&mut relations, &clauses);
+    let strata = stratify(&relations, &clauses)?;
+    Ok(Game {
+        name: game.name.clone(),
+        symbols,
+        roles: game.roles.clone(),
+        relations,
+        clauses,
+        strata,
+        source_rules: game.source_rules,
+        warnings,
+    })
 }
 
 /// Sets each relation's layer: the highest layer of what its clauses read

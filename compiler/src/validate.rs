@@ -36,7 +36,13 @@ struct Validator<'a> {
     relations: Vec<Relation>,
     /// Where each relation was first used (None for unused keywords).
     rel_first: Vec<Option<Span>>,
-    fn_arity: FxHashMap<Sym, (usize, Span)>,
+    /// Arities of function symbols where a term stands for a state fact
+    /// (the argument of `true`, `init`, `next`, `base`) or a move (the
+    /// second argument of `does`, `legal`, `input`), and the first use.
+    /// Within each of these two kinds a symbol has one arity.
+    fn_arity: FxHashMap<(Sym, Position), (usize, Span)>,
+    /// Every arity a function symbol is used with, and its first use.
+    fn_uses: FxHashMap<Sym, Vec<(usize, Span, Position)>>,
     warnings: Vec<String>,
 }
 
@@ -48,6 +54,7 @@ pub fn validate(src: &Source, desc: &Description, syms: SymbolTable) -> Result<G
         relations: Vec::new(),
         rel_first: Vec::new(),
         fn_arity: FxHashMap::default(),
+        fn_uses: FxHashMap::default(),
         warnings: Vec::new(),
     };
     for (name, arity) in KEYWORD_RELATIONS {
@@ -60,6 +67,7 @@ pub fn validate(src: &Source, desc: &Description, syms: SymbolTable) -> Result<G
         v.declare_atom(&rule.head)?;
         v.walk_body(&rule.body)?;
     }
+    v.warn_mixed_arities();
     v.check_gdl_ii(&rules)?;
     let roles = v.roles(&rules)?;
     v.check_placement(&rules)?;
@@ -81,6 +89,15 @@ pub fn validate(src: &Source, desc: &Description, syms: SymbolTable) -> Result<G
         source_rules: desc.rules.len(),
         warnings,
     })
+}
+
+/// Where a function term occurs, for its arity: a state fact, a move,
+/// or anywhere else (inside another term, an argument of a relation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Position {
+    Fact,
+    Move,
+    Inside,
 }
 
 fn is_hint(rel: Sym) -> bool {
@@ -157,35 +174,82 @@ impl Validator<'_> {
                 self.rel_first.push(Some(a.span));
             }
         }
-        for t in &a.args {
-            self.declare_term(t)?;
+        for (i, t) in a.args.iter().enumerate() {
+            let position = match (a.rel, i) {
+                (Sym::TRUE | Sym::INIT | Sym::NEXT | Sym::BASE, 0) => Position::Fact,
+                (Sym::DOES | Sym::LEGAL | Sym::INPUT, 1) => Position::Move,
+                _ => Position::Inside,
+            };
+            self.declare_term(t, position)?;
         }
         Ok(())
     }
 
-    fn declare_term(&mut self, t: &Term) -> Result<(), GdlError> {
+    /// Registers a function term's arity. Function symbols and relations
+    /// are different namespaces in GDL, and terms with different numbers
+    /// of arguments are different terms, so only two state facts (or two
+    /// moves) with one symbol must agree: `(cell 1 1 x)` as a fact and
+    /// `(cell 1 1)` inside another term are both clear.
+    fn declare_term(&mut self, t: &Term, position: Position) -> Result<(), GdlError> {
         if let Term::App(f, args, span) = t {
-            match self.fn_arity.get(f) {
-                Some(&(n, first)) if n != args.len() => {
-                    let msg = format!(
-                        "function `{}` is used with {} argument(s) here but with {} at {}",
-                        self.name(*f),
-                        args.len(),
-                        n,
-                        self.at(first)
-                    );
-                    return Err(self.err(*span, ErrorKind::Arity(msg)));
-                }
-                Some(_) => {}
-                None => {
-                    self.fn_arity.insert(*f, (args.len(), *span));
+            if position != Position::Inside {
+                match self.fn_arity.get(&(*f, position)) {
+                    Some(&(n, first)) if n != args.len() => {
+                        let what = if position == Position::Fact { "state fact" } else { "move" };
+                        let msg = format!(
+                            "function `{}` is used with {} argument(s) here but with {} at {} (both as a {what})",
+                            self.name(*f),
+                            args.len(),
+                            n,
+                            self.at(first)
+                        );
+                        return Err(self.err(*span, ErrorKind::Arity(msg)));
+                    }
+                    Some(_) => {}
+                    None => {
+                        self.fn_arity.insert((*f, position), (args.len(), *span));
+                    }
                 }
             }
+            let uses = self.fn_uses.entry(*f).or_default();
+            if !uses.iter().any(|u| u.0 == args.len()) {
+                uses.push((args.len(), *span, position));
+            }
             for a in args {
-                self.declare_term(a)?;
+                self.declare_term(a, Position::Inside)?;
             }
         }
         Ok(())
+    }
+
+    /// A warning for each function symbol used with several arities (in
+    /// positions where that is allowed).
+    fn warn_mixed_arities(&mut self) {
+        let mut mixed: Vec<(Span, String)> = Vec::new();
+        for (f, uses) in &self.fn_uses {
+            if uses.len() < 2 {
+                continue;
+            }
+            let list: Vec<String> = uses
+                .iter()
+                .map(|(n, span, pos)| {
+                    let role = match pos {
+                        Position::Fact => " as a state fact",
+                        Position::Move => " as a move",
+                        Position::Inside => "",
+                    };
+                    format!("{n} at {}{role}", self.at(*span))
+                })
+                .collect();
+            let msg = format!(
+                "function `{}` is used with different numbers of arguments ({}): they are taken as different terms",
+                self.name(*f),
+                list.join(", ")
+            );
+            mixed.push((uses[0].1, msg));
+        }
+        mixed.sort_by_key(|m| (m.0.start, m.0.end));
+        self.warnings.extend(mixed.into_iter().map(|m| m.1));
     }
 
     fn walk_body(&mut self, body: &[Literal]) -> Result<(), GdlError> {
@@ -194,8 +258,8 @@ impl Validator<'_> {
                 Literal::Atom(a) => self.declare_atom(a)?,
                 Literal::Not(inner, _) => self.walk_body(std::slice::from_ref(inner))?,
                 Literal::Distinct(x, y, _) => {
-                    self.declare_term(x)?;
-                    self.declare_term(y)?;
+                    self.declare_term(x, Position::Inside)?;
+                    self.declare_term(y, Position::Inside)?;
                 }
                 Literal::Or(ls, _) | Literal::And(ls, _) => self.walk_body(ls)?,
             }
@@ -504,8 +568,30 @@ mod tests {
     #[test]
     fn arities_must_agree() {
         assert_eq!(category(&format!("{MINI} (p a) (p a b)")), "arity");
-        assert_eq!(category(&format!("{MINI} (p (f a)) (p (f a b))")), "arity");
         assert_eq!(category(&format!("{MINI} (legal a)")), "arity");
+        assert_eq!(category(&format!("{MINI} (<= (next q r s) (true p))")), "arity");
+        // Two state facts, or two moves, with one symbol.
+        assert_eq!(category(&format!("{MINI} (init (f a)) (<= (next (f a b)) (true p))")), "arity");
+        assert_eq!(category(&format!("{MINI} (legal a (go 1)) (legal a (go 1 2))")), "arity");
+        let e = load_str(&format!("{MINI} (init (f a)) (<= (next (f a b)) (true p))")).unwrap_err();
+        assert!(e.to_string().contains("both as a state fact"), "{e}");
+    }
+
+    #[test]
+    fn function_terms_of_different_arities_elsewhere_are_different_terms() {
+        // `cell` has three arguments as a state fact and two inside
+        // `member`'s argument: the meaning is clear.
+        let text = format!(
+            "{MINI} (init (cell 1 1 b)) (<= (next (cell ?x ?y ?v)) (true (cell ?x ?y ?v)))
+             (member (cell 1 1) (list)) (<= (h ?x) (true (cell ?x ?y ?v)) (member (cell ?x ?y) ?l))
+             (p (f a)) (p (f a b))"
+        );
+        let g = load_str(&text).unwrap();
+        let w: Vec<&String> = g.warnings.iter().filter(|w| w.contains("different numbers of arguments")).collect();
+        assert_eq!(w.len(), 2, "{:?}", g.warnings);
+        assert!(w.iter().any(|w| w.contains("`cell`") && w.contains("as a state fact")), "{w:?}");
+        // A state fact and a move are different terms too.
+        assert_eq!(category(&format!("{MINI} (init (mark 1 1 x)) (legal a (mark 1 1))")), "valid");
     }
 
     #[test]

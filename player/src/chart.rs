@@ -1,5 +1,6 @@
 //! Small SVG line charts for self-contained HTML reports (no scripts, no
-//! network: a file that opens anywhere).
+//! network: a file that opens anywhere). Each has a `viewBox`, so a page
+//! can scale it to its column's width.
 
 use std::fmt::Write as _;
 
@@ -17,13 +18,14 @@ pub fn esc(s: &str) -> String {
 }
 
 /// A round step for about `n` ticks over `span`.
-fn step(span: f64, n: f64) -> f64 {
+pub fn step(span: f64, n: f64) -> f64 {
     let raw = (span / n).max(1e-12);
     let mag = 10f64.powf(raw.log10().floor());
     [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|&s| s >= raw).unwrap_or(10.0 * mag)
 }
 
-fn label(v: f64) -> String {
+/// A short label: 1.5M, 150k, 12, 0.25.
+pub fn label(v: f64) -> String {
     if v.abs() >= 1e6 {
         format!("{:.1}M", v / 1e6)
     } else if v.abs() >= 1e4 {
@@ -66,7 +68,7 @@ pub fn lines(title: &str, x_label: &str, series: &[Series], limit: Option<(f64, 
     let mut s = String::new();
     let _ = writeln!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"#
     );
     let _ = writeln!(s, r#"<text x="{left}" y="16" font-size="13" font-weight="bold">{}</text>"#, esc(title));
     let mut y = 0.0;
@@ -98,13 +100,15 @@ pub fn lines(title: &str, x_label: &str, series: &[Series], limit: Option<(f64, 
     );
     let _ = writeln!(s, r##"<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#888"/>"##);
     if let Some((l, name)) = limit {
+        // Labelled inside the plot, above the line's right end (the
+        // legend holds the space beside it).
         let py = sy(l);
         let _ = writeln!(
             s,
-            r##"<line x1="{left}" y1="{py:.1}" x2="{:.1}" y2="{py:.1}" stroke="#000" stroke-dasharray="5,4"/><text x="{:.1}" y="{:.1}">{}</text>"##,
+            r##"<line x1="{left}" y1="{py:.1}" x2="{:.1}" y2="{py:.1}" stroke="#000" stroke-dasharray="5,4"/><text x="{:.1}" y="{:.1}" text-anchor="end" fill="#444">{}</text>"##,
             left + pw,
-            left + pw + 6.0,
-            py + 4.0,
+            left + pw - 4.0,
+            (py - 4.0).max(top + 10.0),
             esc(name)
         );
     }

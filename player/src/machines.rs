@@ -1,5 +1,7 @@
 //! Choosing a state machine by name (`--machine`), and loading games.
 
+use crate::opts;
+use crate::position::PositionArgs;
 use anyhow::{bail, Result};
 use propel_compiler::ground::GroundLimits;
 use propel_compiler::lower::CodegenOptions;
@@ -57,6 +59,26 @@ impl MachineKind {
     }
 }
 
+/// How a game is read and built into a network (every command that
+/// builds one): passes, the grounding budget, code generation, and the
+/// input size allowed.
+#[derive(clap::Args, Clone, Debug)]
+pub struct BuildArgs {
+    /// Propnet optimisation passes, comma-separated (`all`, `none`, or names).
+    #[arg(long, default_value = "all", value_parser = parse_passes)]
+    pub passes: PassList,
+    /// Seconds allowed for grounding (at most 1e6).
+    #[arg(long, default_value_t = 60.0, value_parser = opts::seconds(), allow_hyphen_values = true)]
+    pub ground_seconds: f64,
+    /// Largest game file read, in MB: reading takes about 36 bytes of
+    /// memory per byte of input, so larger files are refused before they
+    /// are read.
+    #[arg(long, default_value_t = DEFAULT_MAX_FILE_MB, value_parser = opts::count64(1, 1_000_000), allow_hyphen_values = true)]
+    pub max_file_mb: u64,
+    #[command(flatten)]
+    pub codegen: CodegenArgs,
+}
+
 /// Options shared by every command that runs a machine.
 #[derive(clap::Args, Clone, Debug)]
 pub struct MachineArgs {
@@ -67,21 +89,24 @@ pub struct MachineArgs {
     /// hybrid (the propnet, with rollouts on the JIT's lanes).
     #[arg(long, default_value = "auto")]
     pub machine: MachineKind,
-    /// Propnet optimisation passes, comma-separated (`all`, `none`, or names).
-    #[arg(long, default_value = "all")]
-    pub passes: String,
-    /// Seconds allowed for grounding.
-    #[arg(long, default_value_t = 60.0)]
-    pub ground_seconds: f64,
     #[command(flatten)]
-    pub codegen: CodegenArgs,
+    pub build: BuildArgs,
+}
+
+/// Propnet passes, checked when the command line is read (so that a bad
+/// name is an error whatever machine runs).
+#[derive(Clone, Debug)]
+pub struct PassList(pub Vec<Pass>);
+
+fn parse_passes(s: &str) -> Result<PassList, String> {
+    Pass::parse_list(s).map(PassList)
 }
 
 /// How native code is generated (commands that build a JIT or a library).
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct CodegenArgs {
-    /// Threads for code generation (default: every core).
-    #[arg(long)]
+    /// Threads for code generation (default: every core; at most 256).
+    #[arg(long, value_parser = opts::count(1, opts::MAX_THREADS), allow_hyphen_values = true)]
     pub codegen_threads: Option<usize>,
     /// Code generation settings for measurement and debugging,
     /// comma-separated key=value: threads, batch-insts, move-table,
@@ -98,25 +123,29 @@ impl CodegenArgs {
             o.apply(list).map_err(anyhow::Error::msg)?;
         }
         if let Some(n) = self.codegen_threads {
-            anyhow::ensure!(n > 0, "--codegen-threads must be at least 1");
             o.threads = n;
         }
         Ok(o)
     }
 }
 
-impl MachineArgs {
+impl BuildArgs {
     pub fn limits(&self) -> GroundLimits {
-        GroundLimits { time: Duration::from_secs_f64(self.ground_seconds.max(0.0)), ..Default::default() }
+        GroundLimits { time: Duration::from_secs_f64(self.ground_seconds), ..Default::default() }
     }
 
-    pub fn passes(&self) -> Result<Vec<Pass>> {
-        Pass::parse_list(&self.passes).map_err(anyhow::Error::msg)
+    pub fn passes(&self) -> Vec<Pass> {
+        self.passes.0.clone()
     }
 
     /// Everything a build takes from these options.
     pub fn build_options(&self) -> Result<BuildOptions> {
-        Ok(BuildOptions { limits: self.limits(), passes: self.passes()?, codegen: self.codegen.options()? })
+        Ok(BuildOptions { limits: self.limits(), passes: self.passes(), codegen: self.codegen.options()? })
+    }
+
+    /// Reads and validates a game, refusing files over `--max-file-mb`.
+    pub fn load_game(&self, path: &Path) -> Result<Arc<Game>> {
+        load_game_within(path, self.max_file_mb)
     }
 
     /// Grounds, compiles and generates native code for `game`, logging what it took.
@@ -155,6 +184,70 @@ impl MachineArgs {
     }
 }
 
+impl MachineArgs {
+    pub fn load_game(&self, path: &Path) -> Result<Arc<Game>> {
+        self.build.load_game(path)
+    }
+
+    /// `game` started from `position` (see [`crate::position`]); a
+    /// library from `propel compile` cannot start elsewhere than where its
+    /// file does.
+    pub fn at_position(&self, game: Arc<Game>, position: &PositionArgs, path: &Path) -> Result<Arc<Game>> {
+        if position.is_set() {
+            if let MachineKind::Aot(p) = &self.machine {
+                bail!(
+                    "--from and --state need a machine built from the rules: {} was compiled for the file's initial state",
+                    p.display()
+                );
+            }
+        }
+        position.apply(game, path)
+    }
+
+    pub fn build_jit(&self, game: &Arc<Game>) -> Result<propel_runtime::build::BuiltJit> {
+        self.build.build_jit(game)
+    }
+
+    pub fn build_hybrid(&self, game: &Arc<Game>) -> Result<propel_runtime::Hybrid> {
+        self.build.build_hybrid(game)
+    }
+
+    pub fn build(&self, game: &Arc<Game>) -> Result<Built> {
+        self.build.build(game)
+    }
+}
+
+/// The machine a command runs on, and why it was chosen: commands print
+/// it (on stderr, or in their JSON) so that `--machine auto`'s choice is
+/// never hidden.
+#[derive(Clone, Debug)]
+pub struct Chosen {
+    /// prover, propnet, jit, hybrid or aot.
+    pub name: &'static str,
+    /// Empty when the machine was named on the command line.
+    pub why: String,
+}
+
+impl Chosen {
+    pub fn named(name: &'static str) -> Chosen {
+        Chosen { name, why: String::new() }
+    }
+
+    /// `propnet (--machine auto: ...)`, or the bare name.
+    pub fn describe(&self) -> String {
+        if self.why.is_empty() {
+            self.name.to_string()
+        } else {
+            format!("{} (--machine auto: {})", self.name, self.why)
+        }
+    }
+
+    /// One line on stderr: `COMMAND: machine NAME (why)`.
+    pub fn announce(&self, command: &str) {
+        eprintln!("{command}: machine {}", self.describe());
+    }
+}
+
 /// What `--machine auto` built.
 pub enum AutoMachine {
     Hybrid(propel_runtime::Hybrid),
@@ -162,33 +255,39 @@ pub enum AutoMachine {
     Prover(propel_runtime::Prover),
 }
 
-impl MachineArgs {
+impl BuildArgs {
     /// `--machine auto`: the interpreted propnet (the fastest machine for
     /// one state at a time), with the JIT's bit-parallel lanes beside it
     /// when `rollouts` (searches and playouts: the hybrid machine); the
-    /// prover where the game builds no propnet. Logs what it chose and why.
-    pub fn build_auto(&self, game: &Arc<Game>, rollouts: bool) -> Result<AutoMachine> {
+    /// prover where the game builds no propnet. Says what it chose and why.
+    pub fn build_auto(&self, game: &Arc<Game>, rollouts: bool) -> Result<(AutoMachine, Chosen)> {
         let opts = self.build_options()?;
+        let chosen = |name, why: String| Chosen { name, why };
         let p = match propel_runtime::build::prepare(game, &opts) {
             Ok(p) => p,
             Err(e) => {
-                tracing::info!("machine: auto -> prover (no propnet: {e})");
-                return Ok(AutoMachine::Prover(propel_runtime::Prover::new(game.clone())?));
+                let c = chosen("prover", format!("no propnet: {e}"));
+                return Ok((AutoMachine::Prover(propel_runtime::Prover::new(game.clone())?), c));
             }
         };
         if rollouts {
-            match p.jit(&game.name) {
+            let why = match p.jit(&game.name) {
                 Ok((native, _)) if native.has_lanes() => {
-                    tracing::info!("machine: auto -> hybrid (tree on the propnet, rollouts on the JIT's lanes)");
-                    return Ok(AutoMachine::Hybrid(propel_runtime::Hybrid::new(p.propnet(), native)));
+                    let c = chosen("hybrid", "tree on the propnet, rollouts on the JIT's lanes".into());
+                    return Ok((AutoMachine::Hybrid(propel_runtime::Hybrid::new(p.propnet(), native)), c));
                 }
-                Ok(_) => tracing::info!("machine: auto -> propnet (the JIT has no lane code for this network)"),
-                Err(e) => tracing::info!("machine: auto -> propnet (no JIT: {e})"),
-            }
-        } else {
-            tracing::info!("machine: auto -> propnet");
+                Ok(_) => "the JIT has no lane code for this network".to_string(),
+                Err(e) => format!("no JIT: {e}"),
+            };
+            return Ok((AutoMachine::Propnet(p.propnet()), chosen("propnet", why)));
         }
-        Ok(AutoMachine::Propnet(p.propnet()))
+        Ok((AutoMachine::Propnet(p.propnet()), chosen("propnet", "the fastest machine for one state at a time".into())))
+    }
+}
+
+impl MachineArgs {
+    pub fn build_auto(&self, game: &Arc<Game>, rollouts: bool) -> Result<(AutoMachine, Chosen)> {
+        self.build.build_auto(game, rollouts)
     }
 }
 
@@ -200,8 +299,42 @@ pub fn load_aot(path: &Path, game: &Game) -> Result<propel_runtime::NativeMachin
     Ok(propel_runtime::NativeMachine::new(code))
 }
 
-/// Reads and validates a game; the error names the file, line and column.
+/// Default of `--max-file-mb`: 64 MB of rules take about 2.3 GB to read.
+pub const DEFAULT_MAX_FILE_MB: u64 = 64;
+
+/// Memory the reader takes per byte of input (measured: about 36).
+pub const READ_BYTES_PER_BYTE: u64 = 36;
+
+/// Refuses a file over `max_mb` megabytes before anything reads it: the
+/// reader's memory grows with the input (about [`READ_BYTES_PER_BYTE`]
+/// bytes per byte), and an allocation failure would abort the process.
+pub fn check_file_size(path: &Path, max_mb: u64) -> Result<()> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(()); // Missing or unreadable: the read says why.
+    };
+    let size = meta.len();
+    if size > max_mb.saturating_mul(1_000_000) {
+        bail!(
+            "{}: {:.1} MB of rules would take about {:.1} GB of memory to read ({} bytes per byte of input); \
+             the limit is --max-file-mb {max_mb}",
+            path.display(),
+            size as f64 / 1e6,
+            size as f64 * READ_BYTES_PER_BYTE as f64 / 1e9,
+            READ_BYTES_PER_BYTE
+        );
+    }
+    Ok(())
+}
+
+/// Reads and validates a game no larger than the default limit; the
+/// error names the file, line and column.
 pub fn load_game(path: &Path) -> Result<Arc<Game>> {
+    load_game_within(path, DEFAULT_MAX_FILE_MB)
+}
+
+/// Reads and validates a game no larger than `max_mb` megabytes.
+pub fn load_game_within(path: &Path, max_mb: u64) -> Result<Arc<Game>> {
+    check_file_size(path, max_mb)?;
     match propel_compiler::load_file(path) {
         Ok(g) => {
             for w in &g.warnings {
@@ -213,27 +346,27 @@ pub fn load_game(path: &Path) -> Result<Arc<Game>> {
     }
 }
 
-/// Runs `$body` with `$m` bound to a machine of the chosen kind; with
-/// `rollouts`, `--machine auto` adds the JIT's lanes (see
-/// [`MachineArgs::build_auto`]).
+/// Runs `$body` with `$m` bound to a machine of the chosen kind and `$c`
+/// to its [`Chosen`] description; with `rollouts`, `--machine auto` adds
+/// the JIT's lanes (see [`BuildArgs::build_auto`]).
 macro_rules! with_machine {
-    ($args:expr, $game:expr, |$m:ident| $body:expr) => {
-        with_machine!($args, $game, false, |$m| $body)
+    ($args:expr, $game:expr, |$m:ident, $c:ident| $body:expr) => {
+        with_machine!($args, $game, false, |$m, $c| $body)
     };
-    ($args:expr, $game:expr, $rollouts:expr, |$m:ident| $body:expr) => {
+    ($args:expr, $game:expr, $rollouts:expr, |$m:ident, $c:ident| $body:expr) => {
         match &$args.machine {
             $crate::machines::MachineKind::Auto => match $args.build_auto(&$game, $rollouts)? {
-                $crate::machines::AutoMachine::Hybrid(m) => {
+                ($crate::machines::AutoMachine::Hybrid(m), $c) => {
                     #[allow(unused_mut)]
                     let mut $m = m;
                     $body
                 }
-                $crate::machines::AutoMachine::Propnet(m) => {
+                ($crate::machines::AutoMachine::Propnet(m), $c) => {
                     #[allow(unused_mut)]
                     let mut $m = m;
                     $body
                 }
-                $crate::machines::AutoMachine::Prover(m) => {
+                ($crate::machines::AutoMachine::Prover(m), $c) => {
                     #[allow(unused_mut)]
                     let mut $m = m;
                     $body
@@ -242,26 +375,31 @@ macro_rules! with_machine {
             $crate::machines::MachineKind::Prover => {
                 #[allow(unused_mut)]
                 let mut $m = propel_runtime::Prover::new($game.clone())?;
+                let $c = $crate::machines::Chosen::named("prover");
                 $body
             }
             $crate::machines::MachineKind::Propnet => {
                 #[allow(unused_mut)]
                 let mut $m = $args.build(&$game)?.machine;
+                let $c = $crate::machines::Chosen::named("propnet");
                 $body
             }
             $crate::machines::MachineKind::Jit => {
                 #[allow(unused_mut)]
                 let mut $m = $args.build_jit(&$game)?.machine;
+                let $c = $crate::machines::Chosen::named("jit");
                 $body
             }
             $crate::machines::MachineKind::Hybrid => {
                 #[allow(unused_mut)]
                 let mut $m = $args.build_hybrid(&$game)?;
+                let $c = $crate::machines::Chosen::named("hybrid");
                 $body
             }
             $crate::machines::MachineKind::Aot(ref path) => {
                 #[allow(unused_mut)]
                 let mut $m = $crate::machines::load_aot(path, &$game)?;
+                let $c = $crate::machines::Chosen::named("aot");
                 $body
             }
         }

@@ -4,6 +4,9 @@ mod chart;
 mod cmd;
 mod ggp;
 mod machines;
+mod opts;
+mod position;
+mod standings;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -270,3 +270,181 @@ fn analyse_solves_small_puzzles_and_finds_factors() {
     let v = analyse(corpus.join("dualConnect4.kif").to_str().unwrap(), "1");
     assert_eq!(v["factors"].as_array().unwrap().len(), 2, "{v}");
 }
+
+// --- The machine `--machine auto` chose, stated by every command --------
+
+#[test]
+fn auto_is_the_default_and_commands_say_what_it_chose() {
+    for sub in ["perft", "trace", "playouts", "search"] {
+        let o = propel(&[sub, "--help"]);
+        assert!(stdout(&o).contains("[default: auto]"), "{sub} --help: {}", stdout(&o));
+    }
+    // Commands that run no machine of the user's choosing do not offer one.
+    for sub in ["compile", "bench", "analyse", "compare"] {
+        let o = propel(&[sub, "--help"]);
+        assert!(!stdout(&o).contains("--machine"), "{sub} --help lists --machine");
+    }
+    // check takes a library to check, nothing else.
+    let o = propel(&["check", "--help"]);
+    assert!(stdout(&o).contains("--machine <aot:FILE>"), "{}", stdout(&o));
+    let o = propel(&["check", "games/tictactoe.kif", "--machine", "prover"]);
+    assert!(!o.status.success(), "check --machine prover");
+    assert!(stderr(&o).contains("aot:FILE only"), "{}", stderr(&o));
+
+    let o = propel(&["perft", "games/tictactoe.kif", "--depth", "1"]);
+    assert!(o.status.success());
+    assert!(stderr(&o).contains("perft: machine propnet (--machine auto:"), "{}", stderr(&o));
+    let o = propel(&["trace", "games/tictactoe.kif", "--machine", "prover"]);
+    assert!(stderr(&o).contains("trace: machine prover"), "{}", stderr(&o));
+    let o = propel(&["playouts", "games/tictactoe.kif", "--seconds", "0.1", "--json"]);
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["machine"], "propnet", "{v}");
+    let o = propel(&["search", "games/tictactoe.kif", "--seconds", "0.2", "--json"]);
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert!(["hybrid", "propnet"].contains(&v["machine_chosen"].as_str().unwrap()), "{v}");
+    assert!(!v["machine_reason"].as_str().unwrap().is_empty(), "{v}");
+    assert_eq!(analyse("games/tictactoe.kif", "0.2")["machine"], "propnet");
+}
+
+// --- Positions: --from and --state --------------------------------------
+
+fn perft_lines(args: &[&str]) -> Vec<Value> {
+    let o = propel(args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn perft_and_trace_start_from_moves_or_a_state() {
+    let full =
+        perft_lines(&["perft", "games/tictactoe.kif", "--depth", "2", "--from", "(mark 1 1) noop; noop (MARK 2 2)"]);
+    let short = perft_lines(&["perft", "games/tictactoe.kif", "--depth", "2", "--from", "(mark 1 1); (mark 2 2);"]);
+    let prover = perft_lines(&[
+        "perft",
+        "games/tictactoe.kif",
+        "--depth",
+        "2",
+        "--machine",
+        "prover",
+        "--from",
+        "(mark 1 1); (mark 2 2)",
+    ]);
+    assert_eq!(full, short);
+    assert_eq!(full, prover, "every machine starts there");
+    assert_eq!(full[1]["nodes"], 7);
+    assert_eq!(full[2]["nodes"], 42);
+
+    // The same position as a state (a trace's facts, `true` accepted).
+    let state = "(true (cell 1 1 x)) (cell 1 2 b) (cell 1 3 b) (cell 2 1 b) (cell 2 2 o) (cell 2 3 b) \
+                 (cell 3 1 b) (cell 3 2 b) (cell 3 3 b) (control xplayer)";
+    assert_eq!(perft_lines(&["perft", "games/tictactoe.kif", "--depth", "2", "--state", state]), full);
+    let o = propel(&["trace", "games/tictactoe.kif", "--state", state, "--machine", "jit"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let first: Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    assert_eq!(first["step"], 0);
+    assert!(first["state"].as_array().unwrap().contains(&Value::from("(cell 2 2 o)")), "{first}");
+    assert_eq!(first["legal"]["xplayer"].as_array().unwrap().len(), 7);
+}
+
+#[test]
+fn illegal_positions_are_named() {
+    let o = propel(&["perft", "games/tictactoe.kif", "--depth", "1", "--from", "(mark 1 1); (mark 1 1)"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("ply 2") && e.contains("`(mark 1 1)` is not a legal move of oplayer"), "{e}");
+    let o = propel(&["search", "games/tictactoe.kif", "--from", "(mark 1 1) (mark 2 2)"]);
+    assert!(stderr(&o).contains("ply 1") && stderr(&o).contains("(legal: noop)"), "{}", stderr(&o));
+    let o = propel(&["trace", "games/tictactoe.kif", "--from", "(mark 1 1) noop noop"]);
+    assert!(stderr(&o).contains("ply 1") && stderr(&o).contains("3 move(s)"), "{}", stderr(&o));
+    let o = propel(&["perft", "games/tictactoe.kif", "--depth", "1", "--from", "(mark 1 1 ; noop"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = propel(&["perft", "games/tictactoe.kif", "--depth", "1", "--state", "(cel 1 1 x) (control xplayer)"]);
+    assert!(stderr(&o).contains("`(cel 1 1 x)`") && stderr(&o).contains("cell/3"), "{}", stderr(&o));
+    let o = propel(&["perft", "games/tictactoe.kif", "--depth", "1", "--state", "(cell ?x 1 x)"]);
+    assert!(stderr(&o).contains("variable"), "{}", stderr(&o));
+    let o = propel(&["perft", "games/tictactoe.kif", "--depth", "1", "--machine", "aot:x.so", "--from", "(mark 1 1)"]);
+    assert!(stderr(&o).contains("--from and --state need a machine built from the rules"), "{}", stderr(&o));
+    // Past the end of the game.
+    let o = propel(&[
+        "perft",
+        "games/tictactoe.kif",
+        "--depth",
+        "1",
+        "--from",
+        "(mark 1 1); (mark 2 1); (mark 1 2); (mark 2 2); (mark 1 3); (mark 2 3)",
+    ]);
+    assert!(stderr(&o).contains("ply 6") && stderr(&o).contains("the game is over after ply 5"), "{}", stderr(&o));
+}
+
+#[test]
+fn search_and_analyse_start_from_a_position() {
+    // X to move with two in a row: the search finds the win.
+    let o = propel(&[
+        "search",
+        "games/tictactoe.kif",
+        "--seconds",
+        "0.5",
+        "--json",
+        "--from",
+        "(mark 1 1); (mark 2 1); (mark 1 2); (mark 2 2)",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["role"], "xplayer");
+    assert_eq!(v["move"], "(mark 1 3)", "{v}");
+    let o = propel(&["analyse", "games/tictactoe.kif", "--seconds", "0.2", "--json", "--from", "(mark 2 2)"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    // Seven or fewer moves are left after the first.
+    assert!(v["avg_length"].as_f64().unwrap() <= 8.0, "{v}");
+}
+
+// --- Options that mislead or crash ---------------------------------------
+
+#[test]
+fn numeric_options_are_validated_with_clear_messages() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["search", "games/tictactoe.kif", "--threads", "0"], "--threads must be at least 1"),
+        (&["analyse", "games/tictactoe.kif", "--seconds", "-1"], "--seconds must not be negative"),
+        (&["trace", "games/tictactoe.kif", "--ground-seconds", "nan"], "--ground-seconds must be a finite number"),
+        (
+            &["perft", "games/tictactoe.kif", "--depth", "99999999999"],
+            "--depth 99999999999 is over the maximum of 1000",
+        ),
+        (
+            &["perft", "games/tictactoe.kif", "--depth", "1", "--machine", "prover", "--passes", "bogus"],
+            "unknown pass `bogus`",
+        ),
+        (
+            &["match", "games/tictactoe.kif", "--player", "builtin:random", "--play-clock", "inf"],
+            "--play-clock must be a finite",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = propel(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+    let o = propel(&["trace", "games/tictactoe.kif", "--ground-seconds", "1e300", "--max-steps", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("over the maximum of 1000000 s"), "{}", stderr(&o));
+    let o = propel(&["serve", "--help"]);
+    assert!(stdout(&o).contains("uct"), "--strategy lists uct");
+}
+
+#[test]
+fn large_files_are_refused_before_they_are_read() {
+    let mut text = String::from("(role a) (init p) (legal a go) (<= terminal (true p)) (goal a 100)\n");
+    let comment = format!(";{}\n", "x".repeat(999));
+    text.push_str(&comment.repeat(1500));
+    let big = temp_file("big.kif", &text);
+    let o = propel(&["check", big.to_str().unwrap(), "--max-file-mb", "1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("the limit is --max-file-mb 1"), "{}", stderr(&o));
+    let o = propel(&["check", big.to_str().unwrap(), "--max-file-mb", "1", "--json"]);
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["category"], "too-large", "{v}");
+    let o = propel(&["perft", big.to_str().unwrap(), "--depth", "1", "--max-file-mb", "1"]);
+    assert!(stderr(&o).contains("GB of memory"), "{}", stderr(&o));
+    assert!(propel(&["check", big.to_str().unwrap()]).status.success(), "under the default limit");
+}

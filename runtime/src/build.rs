@@ -26,7 +26,11 @@ pub struct BuildOptions {
 
 impl Default for BuildOptions {
     fn default() -> Self {
-        BuildOptions { limits: GroundLimits::default(), passes: Pass::ALL.to_vec(), codegen: CodegenOptions::default() }
+        BuildOptions {
+            limits: GroundLimits::default(),
+            passes: Pass::DEFAULT.to_vec(),
+            codegen: CodegenOptions::default(),
+        }
     }
 }
 

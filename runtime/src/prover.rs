@@ -7,8 +7,8 @@
 //! relations (those that read `does`) whenever the joint move changes.
 
 use crate::machine::{MachineError, StateMachine};
-use propel_compiler::eval::{Budget, Db, EvalError, Negation, Program, Scratch};
-use propel_compiler::magic::{demand_transform, with_callers};
+use propel_compiler::eval::{Budget, Db, EvalError, Negation, Program, Scratch, Steps};
+use propel_compiler::magic::{demand_transform, with_callees, with_callers};
 use propel_compiler::{Deadline, Game, Layer, RelId, Sym, TermId, TermPool};
 use std::sync::Arc;
 
@@ -21,6 +21,39 @@ const HEAVY_DERIVATIONS: u64 = 50_000;
 
 /// Most relations rewritten for demand before the prover settles.
 const MAX_REWRITES: usize = 8;
+
+/// While a rewrite may still follow, an attempt to build the prover stops
+/// when a relation reaches this many rows (in one state).
+const ATTEMPT_MAX_ROWS: usize = 250_000;
+
+/// Plies of the sample game that looks for relations heavy later on.
+const SAMPLE_PLIES: usize = 10;
+
+/// A relation derived this often in the sample game is tried on demand.
+const SAMPLE_HEAVY: u64 = 20_000;
+
+/// The sample game of a prover that takes more join steps than this
+/// (a fraction of a second) is not played: its build would take too long.
+const SAMPLE_MAX_STEPS: u64 = 5_000_000;
+
+/// Most rewrites tried on the sample game.
+const MAX_SAMPLE_REWRITES: usize = 4;
+
+/// What the sample game cost one program: how far it got, and the join
+/// steps it took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SampleCost {
+    plies: usize,
+    steps: u64,
+}
+
+impl SampleCost {
+    /// As far, and at least a tenth fewer steps: a rewrite adds demand
+    /// relations and indexes, worth keeping only for a clear gain.
+    fn better_than(&self, other: &SampleCost) -> bool {
+        self.plies >= other.plies && self.steps * 10 < other.steps * 9
+    }
+}
 
 /// A state: the sorted ids of the terms that are `true`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -49,6 +82,8 @@ pub struct Prover {
     initial: ProverState,
     loaded_state: Option<ProverState>,
     loaded_joint: Option<Vec<TermId>>,
+    /// Join steps it took to derive the static facts and the initial state.
+    build_steps: u64,
 }
 
 fn layer_index(l: Layer) -> usize {
@@ -65,6 +100,22 @@ impl Prover {
         Prover::with_limits(game, MAX_FACTS_PER_STATE, Deadline::none())
     }
 
+    /// As [`Prover::with_limits`], and at most `max_steps` join steps in
+    /// all to build it (every rewrite included): a limit that stops the
+    /// build at the same point however busy the machine is, so that
+    /// `propel check` gives the same verdict under load. The limit is
+    /// lifted once the prover is built. Only the initial state is looked
+    /// at: no sample of later states is played (see [`Prover::with_limits`]).
+    pub fn with_work_limit(
+        game: Arc<Game>,
+        max_facts: usize,
+        max_steps: u64,
+        deadline: Deadline,
+    ) -> Result<Prover, MachineError> {
+        let (p, _) = Prover::build_with_rewrites(game, max_facts, Some(max_steps), deadline, Vec::new())?;
+        Ok(p)
+    }
+
     /// As [`Prover::new`], with a limit on the facts derived per state and
     /// a deadline for deriving the static facts. The deadline's cancel flag
     /// stays with the prover: raised later, it stops any evaluation.
@@ -72,23 +123,113 @@ impl Prover {
     /// Relations written for top-down provers (always called with bound
     /// arguments) can be huge bottom-up. When one exhausts the budget, or
     /// dominates the derivations of the initial state, it is rewritten to
-    /// be computed on demand ([`propel_compiler::magic`]) and the prover is
-    /// built again.
+    /// be computed on demand ([`propel_compiler::magic`]), with the
+    /// state-dependent helpers it calls, and the prover is built again.
+    /// Then a short sample game ([`SAMPLE_PLIES`] plies, moves chosen by
+    /// their text, so the same on every build) finds relations that are
+    /// heavy later in the game (chess's `blocks_rook_threat`, computed in
+    /// every state though only needed in check): each is rewritten in
+    /// turn, and the rewrite kept when the sample takes fewer join steps.
     pub fn with_limits(game: Arc<Game>, max_facts: usize, deadline: Deadline) -> Result<Prover, MachineError> {
-        let mut demand: Vec<RelId> = Vec::new();
+        let (mut p, demand) = Prover::build_with_rewrites(game.clone(), max_facts, None, deadline.clone(), Vec::new())?;
+        let Some(mut best) = p.sample(SAMPLE_MAX_STEPS) else { return Ok(p) };
+        let mut demand = demand;
+        let mut tried = 0;
+        for name in p.heavy_in_sample() {
+            if tried >= MAX_SAMPLE_REWRITES || demand.len() >= MAX_REWRITES {
+                break;
+            }
+            let Some(r) = game.relation_by_name(propel_compiler::project::base_name(&name)) else { continue };
+            if demand.contains(&r) {
+                continue;
+            }
+            let mut more = demand.clone();
+            more.push(r);
+            let Some(rw) = demand_transform(&game, &with_callers(&game, &with_callees(&game, &more))) else {
+                continue;
+            };
+            if !rw.relations.contains(&r) {
+                continue;
+            }
+            tried += 1;
+            let mut used = 0;
+            let built = Prover::build(
+                Arc::new(rw.game),
+                max_facts,
+                usize::MAX,
+                Steps::unlimited(),
+                deadline.clone(),
+                &mut used,
+            );
+            let Ok(mut q) = built else {
+                continue;
+            };
+            // A rewrite kept must take 10% fewer steps: stop it there.
+            let Some(cost) = q.sample(best.steps / 10 * 9) else { continue };
+            tracing::debug!(relation = %name, before = ?best, after = ?cost, "prover: on demand in the sample game?");
+            if cost.better_than(&best) {
+                q.build_steps = p.build_steps + used;
+                p = q;
+                best = cost;
+                demand = more;
+            }
+        }
+        Ok(p)
+    }
+
+    /// Builds the prover for `game`, rewriting relations for demand while
+    /// the initial state shows heavy ones; also returns the relations
+    /// rewritten (to which `demand` is the start).
+    fn build_with_rewrites(
+        game: Arc<Game>,
+        max_facts: usize,
+        max_steps: Option<u64>,
+        deadline: Deadline,
+        mut demand: Vec<RelId>,
+    ) -> Result<(Prover, Vec<RelId>), MachineError> {
         let mut current = game.clone();
+        let mut steps_left = max_steps;
+        let mut built: Option<(Prover, Vec<RelId>)> = None;
+        let mut total = 0;
+        let mut last_chance = false;
         loop {
-            let attempt = Prover::build(current.clone(), max_facts, deadline.clone());
+            let steps = steps_left.map_or(Steps::unlimited(), Steps::limited);
+            let mut used = 0;
+            // While a rewrite may still follow, a relation that reaches
+            // ATTEMPT_MAX_ROWS rows stops the attempt (laikLee_hex's path
+            // lists: 250k rows instead of 5M facts of deep terms, 1.6 µs
+            // per join step).
+            let max_rows = if last_chance { usize::MAX } else { ATTEMPT_MAX_ROWS };
+            let attempt = Prover::build(current.clone(), max_facts, max_rows, steps, deadline.clone(), &mut used);
             let culprits = match &attempt {
                 Ok(p) => p.heavy_relations(),
                 Err(MachineError::Eval(
-                    EvalError::TooManyFacts { relation, .. } | EvalError::Timeout { relation, .. },
+                    EvalError::TooManyFacts { relation, .. }
+                    | EvalError::TooManyRows { relation, .. }
+                    | EvalError::TooManyDerivations { relation, .. }
+                    | EvalError::Timeout { relation, .. }
+                    | EvalError::TooMuchWork { relation, .. },
                 )) => {
                     vec![relation.clone()]
                 }
                 Err(_) => Vec::new(),
             };
-            if demand.len() >= MAX_REWRITES {
+            steps_left = steps_left.map(|s| s.saturating_sub(used));
+            total += used;
+            let attempt = attempt.map(|mut p| {
+                p.build_steps = total;
+                (p, demand.clone())
+            });
+            // A rewrite for speed that fails leaves the last prover that
+            // was built.
+            let attempt = match (attempt, built.take()) {
+                (Err(_), Some((mut p, d))) => {
+                    p.build_steps = total;
+                    return Ok((p, d));
+                }
+                (a, _) => a,
+            };
+            if steps_left == Some(0) || demand.len() >= MAX_REWRITES {
                 return attempt;
             }
             // Rewrite the heaviest relation that can be rewritten. An
@@ -102,7 +243,7 @@ impl Prover {
                     continue;
                 }
                 demand.push(r);
-                match demand_transform(&game, &with_callers(&game, &demand)) {
+                match demand_transform(&game, &with_callers(&game, &with_callees(&game, &demand))) {
                     Some(rw) if rw.relations.contains(&r) => {
                         tracing::debug!(relation = game.rel_name(r), "computing on demand");
                         current = Arc::new(rw.game);
@@ -115,8 +256,16 @@ impl Prover {
                 }
             }
             if !progressed {
-                return attempt;
+                // Nothing to rewrite: once more without the row limit
+                // (unless it was not what stopped the attempt).
+                let rows_stopped = matches!(&attempt, Err(MachineError::Eval(EvalError::TooManyRows { .. })));
+                if !rows_stopped || last_chance {
+                    return attempt;
+                }
+                last_chance = true;
+                continue;
             }
+            built = attempt.ok();
         }
     }
 
@@ -125,11 +274,70 @@ impl Prover {
     /// demand.
     fn heavy_relations(&self) -> Vec<String> {
         let mut v: Vec<(RelId, u64)> = self.scratch.counts().filter(|&(_, n)| n > HEAVY_DERIVATIONS).collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1));
+        v.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
         v.into_iter().map(|(r, _)| self.program.relation_name(r).to_string()).collect()
     }
 
-    fn build(game: Arc<Game>, max_facts: usize, deadline: Deadline) -> Result<Prover, MachineError> {
+    /// Plays the sample game from the initial state: at most
+    /// [`SAMPLE_PLIES`] plies, each role playing the legal move whose text
+    /// comes at a position fixed by the ply among its moves sorted by
+    /// text (so the game is the same whatever the rules were rewritten
+    /// into). Counts derivations per relation. None when a state could not
+    /// be evaluated (a limit ran out, `max_steps` join steps included).
+    fn sample(&mut self, max_steps: u64) -> Option<SampleCost> {
+        self.scratch.reset_counts();
+        self.budget.steps = Steps::limited(max_steps);
+        let cost = self.play_sample();
+        self.budget.steps = Steps::unlimited();
+        cost
+    }
+
+    fn play_sample(&mut self) -> Option<SampleCost> {
+        let before = self.budget.steps.done;
+        let mut s = self.initial.clone();
+        let mut plies = 0;
+        let mut moves = Vec::new();
+        while plies < SAMPLE_PLIES {
+            if self.is_terminal(&s).ok()? {
+                break;
+            }
+            let mut joint = Vec::with_capacity(self.role_terms.len());
+            for r in 0..self.role_terms.len() {
+                self.legal_moves(&s, r, &mut moves).ok()?;
+                let mut named: Vec<(String, TermId)> = moves.iter().map(|&m| (self.move_kif(m), m)).collect();
+                if named.is_empty() {
+                    return Some(SampleCost { plies, steps: self.budget.steps.done - before });
+                }
+                named.sort();
+                joint.push(named[(plies * 7 + 3 * r + 1) % named.len()].1);
+            }
+            s = self.next_state(&s, &joint).ok()?;
+            plies += 1;
+        }
+        self.is_terminal(&s).ok()?;
+        Some(SampleCost { plies, steps: self.budget.steps.done - before })
+    }
+
+    /// The relations derived at least [`SAMPLE_HEAVY`] times in the
+    /// sample game, heaviest first (by their names in the program).
+    fn heavy_in_sample(&self) -> Vec<String> {
+        let mut v: Vec<(RelId, u64)> = self.scratch.counts().filter(|&(_, n)| n >= SAMPLE_HEAVY).collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.into_iter()
+            .map(|(r, _)| self.program.relation_name(r).to_string())
+            .filter(|n| !n.starts_with(propel_compiler::magic::PREFIX))
+            .collect()
+    }
+
+    /// One build; `used` gets the join steps it took, also when it fails.
+    fn build(
+        game: Arc<Game>,
+        max_facts: usize,
+        max_rows: usize,
+        steps: Steps,
+        deadline: Deadline,
+        used: &mut u64,
+    ) -> Result<Prover, MachineError> {
         let mut pool = TermPool::new();
         let relations =
             game.relations.iter().map(|r| (game.symbols.name(r.name).to_string(), r.arity, r.layer)).collect();
@@ -152,7 +360,8 @@ impl Prover {
             pool,
             db,
             scratch: Scratch::default(),
-            budget: Budget::new(max_facts, deadline),
+            budget: Budget::new(max_facts, deadline).with_steps(steps).with_max_rows(max_rows),
+            build_steps: 0,
             role_names,
             role_terms,
             strata,
@@ -162,15 +371,25 @@ impl Prover {
             loaded_joint: None,
             game,
         };
-        p.eval_layer(0)?;
-        p.initial = p.collect(RelId::INIT);
+        let derived = p.derive_initial();
+        *used = p.budget.steps.done;
+        derived?;
+        p.budget.deadline = p.budget.deadline.cancel_only();
+        p.build_steps = p.budget.steps.done;
+        p.budget.steps = Steps::unlimited();
+        p.budget.max_rows = usize::MAX;
+        Ok(p)
+    }
+
+    /// The static facts, the initial state, and that state's facts.
+    fn derive_initial(&mut self) -> Result<(), MachineError> {
+        self.eval_layer(0)?;
+        self.initial = self.collect(RelId::INIT);
         // Evaluate the initial state once (under the same deadline),
         // counting derivations per relation.
-        p.scratch.reset_counts();
-        let initial = p.initial.clone();
-        p.load_state(&initial)?;
-        p.budget.deadline = p.budget.deadline.cancel_only();
-        Ok(p)
+        self.scratch.reset_counts();
+        let initial = self.initial.clone();
+        self.load_state(&initial)
     }
 
     pub fn game(&self) -> &Game {
@@ -236,6 +455,12 @@ impl Prover {
         v.sort_unstable();
         v.dedup();
         Ok(ProverState(Arc::from(v)))
+    }
+
+    /// Join steps it took to build this prover (every rewrite tried): the
+    /// static facts and the initial state.
+    pub fn build_steps(&self) -> u64 {
+        self.build_steps
     }
 
     fn eval_layer(&mut self, layer: usize) -> Result<(), MachineError> {

@@ -3,8 +3,7 @@
 
 use super::db::{hash_terms, Db, Relation, NO_ROW};
 use super::plan::{pat_at, EPat, Filter, Plan};
-use super::{EvalError, Negation};
-use crate::deadline::Deadline;
+use super::{EvalError, Meter, Negation};
 use crate::term::{TermId, TermPool, TooDeep};
 use smallvec::SmallVec;
 
@@ -130,7 +129,7 @@ pub(crate) fn run<F>(
     pool: &mut TermPool,
     ranges: Ranges<'_>,
     neg: Negation,
-    deadline: &Deadline,
+    meter: Meter<'_>,
     emit: &mut F,
 ) -> Result<(), EvalError>
 where
@@ -184,8 +183,12 @@ where
             frames.pop();
             continue;
         };
+        meter.steps.done += 1;
+        if meter.steps.done > meter.steps.limit {
+            return Err(EvalError::TooMuchWork { relation: String::new(), rows: 0, limit: meter.steps.limit });
+        }
         ticks = ticks.wrapping_add(1);
-        if ticks % 65536 == 0 && deadline.passed() {
+        if ticks.is_multiple_of(16384) && meter.deadline.passed() {
             return Err(EvalError::Timeout { relation: String::new(), rows: 0 });
         }
         let row = db.rel(step.rel).row(r as usize);

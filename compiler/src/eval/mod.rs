@@ -14,6 +14,7 @@ pub use db::{Db, Relation};
 
 use crate::deadline::Deadline;
 use crate::game::{Clause, Layer, RelId, Stratum};
+use crate::names::describe;
 use crate::term::{TermId, TermPool};
 use plan::{KeyShape, Plan};
 use rustc_hash::FxHashMap;
@@ -30,34 +31,112 @@ pub enum Negation {
     Ignore,
 }
 
+/// Why an evaluation stopped. `relation` is the relation's internal name
+/// (rewrites make names such as `r@bf/s`); messages show it as written in
+/// the file ([`crate::names::describe`]).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum EvalError {
-    #[error("more than {limit} facts derived (relation `{relation}` has {rows})")]
+    #[error("more than {limit} facts derived ({} has {rows})", describe(relation))]
     TooManyFacts { relation: String, rows: usize, limit: usize },
-    #[error("rules build terms nested deeper than {} levels (in `{relation}`)", crate::term::MAX_TERM_DEPTH)]
+    #[error("{} has more than {limit} rows", describe(relation))]
+    TooManyRows { relation: String, limit: usize },
+    #[error("one join derives {} more than {limit} times (duplicates included)", describe(relation))]
+    TooManyDerivations { relation: String, limit: usize },
+    #[error("rules build terms nested deeper than {} levels (in {})", crate::term::MAX_TERM_DEPTH, describe(relation))]
     TermTooDeep { relation: String },
-    #[error("time limit reached while deriving `{relation}` ({rows} facts so far)")]
+    #[error("time limit reached while deriving {} ({rows} facts so far)", describe(relation))]
     Timeout { relation: String, rows: usize },
+    #[error("more than {limit} join steps while deriving {} ({rows} facts so far)", describe(relation))]
+    TooMuchWork { relation: String, rows: usize, limit: u64 },
 }
 
-/// Limits on one evaluation: total facts derived and a deadline.
+impl EvalError {
+    /// The relation named by the error (its internal name).
+    pub fn relation(&self) -> &str {
+        match self {
+            EvalError::TooManyFacts { relation, .. }
+            | EvalError::TooManyRows { relation, .. }
+            | EvalError::TooManyDerivations { relation, .. }
+            | EvalError::TermTooDeep { relation }
+            | EvalError::Timeout { relation, .. }
+            | EvalError::TooMuchWork { relation, .. } => relation,
+        }
+    }
+
+    /// The error from a join, which knows neither the relation it derives
+    /// nor the facts derived before it, with both filled in.
+    fn named(self, name: impl FnOnce() -> String, facts: usize) -> EvalError {
+        match self {
+            EvalError::TermTooDeep { relation } if relation.is_empty() => EvalError::TermTooDeep { relation: name() },
+            EvalError::Timeout { relation, rows } if relation.is_empty() => {
+                EvalError::Timeout { relation: name(), rows: rows.max(facts) }
+            }
+            EvalError::TooMuchWork { relation, rows, limit } if relation.is_empty() => {
+                EvalError::TooMuchWork { relation: name(), rows: rows.max(facts), limit }
+            }
+            e => e,
+        }
+    }
+}
+
+/// Work counted in join steps (candidate rows looked at): unlike a clock,
+/// a limit on it stops an evaluation at the same point on a busy machine
+/// as on a quiet one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Steps {
+    pub done: u64,
+    pub limit: u64,
+}
+
+impl Steps {
+    pub fn unlimited() -> Steps {
+        Steps { done: 0, limit: u64::MAX }
+    }
+
+    pub fn limited(limit: u64) -> Steps {
+        Steps { done: 0, limit }
+    }
+}
+
+/// What a join looks at while it runs: the deadline, and the join steps
+/// it counts against their limit.
+pub struct Meter<'a> {
+    pub deadline: &'a Deadline,
+    pub steps: &'a mut Steps,
+}
+
+/// Limits on one evaluation: total facts derived, join steps and a deadline.
 #[derive(Clone, Debug)]
 pub struct Budget {
     pub max_facts: usize,
     /// Most rows one relation may reach.
     pub max_rows: usize,
     pub deadline: Deadline,
+    /// Join steps since the last [`Budget::reset`], and their limit.
+    pub steps: Steps,
     facts: usize,
     ticks: u32,
 }
 
 impl Budget {
     pub fn new(max_facts: usize, deadline: Deadline) -> Budget {
-        Budget { max_facts, max_rows: usize::MAX, deadline, facts: 0, ticks: 0 }
+        Budget { max_facts, max_rows: usize::MAX, deadline, steps: Steps::unlimited(), facts: 0, ticks: 0 }
     }
 
     pub fn unlimited() -> Budget {
         Budget::new(usize::MAX, Deadline::none())
+    }
+
+    /// The same budget with a limit on the rows of each relation.
+    pub fn with_max_rows(mut self, max_rows: usize) -> Budget {
+        self.max_rows = max_rows;
+        self
+    }
+
+    /// The same budget with a limit on join steps.
+    pub fn with_steps(mut self, steps: Steps) -> Budget {
+        self.steps = steps;
+        self
     }
 
     /// Facts derived so far under this budget.
@@ -65,6 +144,7 @@ impl Budget {
         self.facts
     }
 
+    /// Starts counting facts again (join steps go on counting).
     pub fn reset(&mut self) {
         self.facts = 0;
     }
@@ -433,7 +513,10 @@ impl Program {
         let arity = plan.head.len();
         {
             let db_ref: &Db = db;
-            join::run(plan, db_ref, pool, ranges, neg, &budget.deadline, &mut |pool, bind| {
+            let facts_before = budget.facts;
+            let (deadline, steps) = (&budget.deadline, &mut budget.steps);
+            let (max_facts, ticks) = (budget.max_facts, &mut budget.ticks);
+            join::run(plan, db_ref, pool, ranges, neg, Meter { deadline, steps }, &mut |pool, bind| {
                 for a in plan.head.iter() {
                     let t = join::build(pool, a, bind).map_err(|_| EvalError::TermTooDeep { relation: name() })?;
                     out.push(t);
@@ -444,26 +527,16 @@ impl Program {
                 }
                 // Rows still in the buffer count too: one join alone can
                 // produce a cross product far beyond the budget.
-                if budget.facts + out.len() / arity.max(1) > budget.max_facts {
-                    return Err(EvalError::TooManyFacts {
-                        relation: name(),
-                        rows: out.len() / arity.max(1),
-                        limit: budget.max_facts,
-                    });
+                if facts_before + out.len() / arity.max(1) > max_facts {
+                    return Err(EvalError::TooManyDerivations { relation: name(), limit: max_facts });
                 }
-                budget.ticks = budget.ticks.wrapping_add(1);
-                if budget.ticks % 4096 == 0 && budget.deadline.passed() {
-                    return Err(EvalError::Timeout { relation: name(), rows: budget.facts });
+                *ticks = ticks.wrapping_add(1);
+                if ticks.is_multiple_of(4096) && deadline.passed() {
+                    return Err(EvalError::Timeout { relation: name(), rows: facts_before });
                 }
                 Ok(())
             })
-            .map_err(|e| match e {
-                EvalError::TermTooDeep { .. } => EvalError::TermTooDeep { relation: name() },
-                EvalError::Timeout { relation, rows } if relation.is_empty() => {
-                    EvalError::Timeout { relation: name(), rows: rows.max(budget.facts) }
-                }
-                e => e,
-            })?;
+            .map_err(|e| e.named(name, facts_before))?;
         }
         let width = arity.max(1);
         if let Some(started) = started.filter(|t| t.elapsed().as_millis() > 100) {
@@ -484,11 +557,18 @@ impl Program {
             tracing::debug!(relation = %name(), derivations = out.len() / width, "many derivations in one join");
         }
         let rel = db.rel_mut(plan.head_rel);
-        for chunk in out.chunks(width) {
+        for (k, chunk) in out.chunks(width).enumerate() {
+            // Inserting millions of rows takes a while too.
+            if k % 65536 == 65535 && budget.deadline.passed() {
+                return Err(EvalError::Timeout { relation: name(), rows: budget.facts });
+            }
             if rel.insert(&chunk[..arity], pool) {
                 budget.facts += 1;
-                if budget.facts > budget.max_facts || rel.len() > budget.max_rows {
+                if budget.facts > budget.max_facts {
                     return Err(EvalError::TooManyFacts { relation: name(), rows: rel.len(), limit: budget.max_facts });
+                }
+                if rel.len() > budget.max_rows {
+                    return Err(EvalError::TooManyRows { relation: name(), limit: budget.max_rows });
                 }
             }
         }
@@ -503,7 +583,7 @@ impl Program {
         db: &mut Db,
         pool: &mut TermPool,
         neg: Negation,
-        deadline: &Deadline,
+        meter: Meter<'_>,
         f: &mut F,
     ) -> Result<(), EvalError>
     where
@@ -515,6 +595,6 @@ impl Program {
         }
         let Some(plan) = &self.clause_plans[ci] else { unreachable!("planned above") };
         let all = |_: usize| (0u32, u32::MAX);
-        join::run(plan, db, pool, &all, neg, deadline, f)
+        join::run(plan, db, pool, &all, neg, meter, f)
     }
 }

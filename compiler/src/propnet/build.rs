@@ -2,6 +2,7 @@
 //! per rule over its literals, a NOT per negated atom.
 
 use super::{Base, Goal, Input, Kind, Propnet};
+use crate::deadline::Deadline;
 use crate::game::RelId;
 use crate::ground::{AtomId, Grounded};
 use rustc_hash::FxHashMap;
@@ -12,12 +13,20 @@ pub enum PropnetError {
     BadGoal { role: String, value: String },
     #[error("`{what}` names `{role}`, which is not a role")]
     UnknownRole { what: String, role: String },
+    #[error("build gave up: time limit reached {stage} ({components} components)")]
+    Timeout { stage: String, components: usize },
 }
 
 /// Builds the propnet of a grounded game. Static parts (facts and what
 /// follows from them alone) stay as gates over TRUE/FALSE until the
 /// constant-propagation pass folds them.
 pub fn from_ground(g: &Grounded) -> Result<Propnet, PropnetError> {
+    from_ground_until(g, &Deadline::none())
+}
+
+/// [`from_ground`], stopping when `deadline` passes.
+pub fn from_ground_until(g: &Grounded, deadline: &Deadline) -> Result<Propnet, PropnetError> {
+    let timeout = |components: usize| PropnetError::Timeout { stage: "building the network".into(), components };
     let game = &g.game;
     let roles: Vec<String> = game.role_names();
     let role_terms: FxHashMap<crate::term::TermId, u32> =
@@ -55,6 +64,9 @@ pub fn from_ground(g: &Grounded) -> Result<Propnet, PropnetError> {
     }
     let mut not_of: FxHashMap<u32, u32> = FxHashMap::default();
     for (ai, rules) in rules_of.iter().enumerate() {
+        if ai % 65536 == 65535 && deadline.passed() {
+            return Err(timeout(comps.len()));
+        }
         let rel = g.atoms[ai].rel;
         if rel == RelId::TRUE || rel == RelId::DOES || rules.is_empty() {
             continue;
@@ -112,6 +124,9 @@ pub fn from_ground(g: &Grounded) -> Result<Propnet, PropnetError> {
     }
     goals.sort_by_key(|g| (g.role, g.value));
     let terminal = find(RelId::TERMINAL, &[]).unwrap_or(FALSE);
+    if deadline.passed() {
+        return Err(timeout(comps.len()));
+    }
     let mut net = Propnet::from_parts(comps, roles, bases, inputs, goals, terminal);
     // `init` reads only static relations: evaluate with an empty state.
     let val = net.eval(&vec![false; net.bases.len()], &vec![false; net.inputs.len()]);

@@ -12,7 +12,7 @@ mod build;
 mod edit;
 pub mod passes;
 
-pub use build::{from_ground, PropnetError};
+pub use build::{from_ground, from_ground_until, PropnetError};
 
 use crate::graph::sccs;
 

@@ -5,7 +5,8 @@
 //! the prover on every bundled game.
 
 use super::edit::Edit;
-use super::{Counts, Kind, Propnet};
+use super::{Counts, Kind, Propnet, PropnetError};
+use crate::deadline::Deadline;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::time::Instant;
 
@@ -58,8 +59,9 @@ pub enum Pass {
 }
 
 impl Pass {
-    /// The default pipeline, in order.
-    pub const ALL: &'static [Pass] = &[
+    /// The default pipeline, in order (`--passes all` or `default`): not
+    /// every pass ([`Pass::EVERY`] lists them all).
+    pub const DEFAULT: &'static [Pass] = &[
         Pass::Constants,
         Pass::Dead,
         Pass::Goals,
@@ -82,8 +84,13 @@ impl Pass {
     pub const CLEANUP: &'static [Pass] =
         &[Pass::Constants, Pass::Dead, Pass::Dedup, Pass::Flatten, Pass::Dedup, Pass::NotFold, Pass::Dead];
 
-    /// Every pass once, for listing.
-    pub const EACH: &'static [Pass] = &[
+    /// The old name of [`Pass::DEFAULT`], kept for callers written
+    /// before the rename.
+    pub const ALL: &'static [Pass] = Pass::DEFAULT;
+
+    /// Every pass once, for listing and parsing names (most are also in
+    /// [`Pass::DEFAULT`], but `factor-deep` is not).
+    pub const EVERY: &'static [Pass] = &[
         Pass::Constants,
         Pass::Dead,
         Pass::Dedup,
@@ -120,11 +127,11 @@ impl Pass {
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             match part {
                 "none" => {}
-                "all" | "default" => out.extend_from_slice(Pass::ALL),
-                name => match Pass::EACH.iter().find(|p| p.name() == name) {
+                "all" | "default" => out.extend_from_slice(Pass::DEFAULT),
+                name => match Pass::EVERY.iter().find(|p| p.name() == name) {
                     Some(p) => out.push(*p),
                     None => {
-                        let names: Vec<&str> = Pass::EACH.iter().map(|p| p.name()).collect();
+                        let names: Vec<&str> = Pass::EVERY.iter().map(|p| p.name()).collect();
                         return Err(format!("unknown pass `{name}` (passes: all, none, {})", names.join(", ")));
                     }
                 },
@@ -138,9 +145,26 @@ impl Pass {
 /// Returns the playout network and, when the goals were split off, the
 /// goal network.
 pub fn run(net: Propnet, passes: &[Pass], report: &mut dyn FnMut(&str, f64, &Counts)) -> (Propnet, Option<Propnet>) {
+    match run_until(net, passes, &Deadline::none(), report) {
+        Ok(r) => r,
+        Err(_) => unreachable!("no deadline"),
+    }
+}
+
+/// [`run`], giving up when `deadline` has passed before a pass.
+pub fn run_until(
+    net: Propnet,
+    passes: &[Pass],
+    deadline: &Deadline,
+    report: &mut dyn FnMut(&str, f64, &Counts),
+) -> Result<(Propnet, Option<Propnet>), PropnetError> {
     let mut net = net;
     let mut goal_net: Option<Propnet> = None;
     for p in passes {
+        if deadline.passed() {
+            let stage = format!("before the `{}` pass", p.name());
+            return Err(PropnetError::Timeout { stage, components: net.len() });
+        }
         let t = Instant::now();
         if matches!(p, Pass::Split | Pass::Eliminate) {
             continue;
@@ -169,7 +193,7 @@ pub fn run(net: Propnet, passes: &[Pass], report: &mut dyn FnMut(&str, f64, &Cou
         debug_assert_eq!(net.check(), Ok(()), "after pass {}", p.name());
         report(p.name(), t.elapsed().as_secs_f64(), &net.counts());
     }
-    (net, goal_net)
+    Ok((net, goal_net))
 }
 
 /// Applies one pass (other than `Goals`).

@@ -1,7 +1,11 @@
-//! `propel analyse GAME [--seconds T] [--json]`: what meta-gaming finds
-//! before the first move (see docs/analysis.md).
+//! `propel analyse GAME [--seconds T] [--json] [--from MOVES | --state
+//! FACTS]`: what meta-gaming finds before the first move (see
+//! docs/analysis.md). The analysis runs on the interpreted propnet (it
+//! reads the network itself), so there is no `--machine`.
 
-use crate::machines::{load_game, MachineArgs};
+use crate::machines::BuildArgs;
+use crate::opts;
+use crate::position::PositionArgs;
 use anyhow::Result;
 use propel_runtime::analysis::analyse;
 use propel_runtime::build::prepare;
@@ -14,9 +18,11 @@ use std::time::Duration;
 pub struct Args {
     /// The game (.kif).
     game: PathBuf,
-    /// Time for the analysis (after the propnet is built).
-    #[arg(long, default_value_t = 5.0)]
+    /// Time for the analysis after the propnet is built (seconds, at
+    /// least 0.1, at most 1e6).
+    #[arg(long, default_value_t = 5.0, value_parser = opts::seconds(), allow_hyphen_values = true)]
     seconds: f64,
+    /// Random seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Print one JSON object.
@@ -26,13 +32,19 @@ pub struct Args {
     #[arg(long)]
     no_factors: bool,
     #[command(flatten)]
-    machine: MachineArgs,
+    position: PositionArgs,
+    #[command(flatten)]
+    build: BuildArgs,
 }
 
+/// The machine the analysis runs on, as the output states it.
+const MACHINE: &str = "propnet";
+
 pub fn run(a: Args) -> Result<ExitCode> {
-    let game = load_game(&a.game)?;
-    let opts = a.machine.build_options()?;
-    let p = prepare(&game, &opts)?;
+    let game = a.build.load_game(&a.game)?;
+    let game = a.position.apply(game, &a.game)?;
+    let opts = a.build.build_options()?;
+    let p = prepare(&game, &opts).map_err(|e| anyhow::anyhow!("the analysis needs a propnet: {e}"))?;
     let an = analyse(
         p.net(),
         p.goal_net(),
@@ -45,6 +57,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         |v: &[f64]| -> Map<String, Value> { an.roles.iter().cloned().zip(v.iter().map(|&x| json!(x))).collect() };
     let out = json!({
         "game": a.game.display().to_string(),
+        "machine": MACHINE,
         "seconds": an.seconds,
         "games": an.games,
         "avg_length": an.avg_length,
@@ -96,6 +109,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         println!("{out}");
         return Ok(ExitCode::SUCCESS);
     }
+    println!("machine: {MACHINE} (the analysis reads the interpreted network)");
     println!("{} random games in {:.1} s ({:.0} playouts/s)", an.games, an.seconds, an.playouts_per_s);
     println!(
         "length: mean {:.1}, from {} to {}",

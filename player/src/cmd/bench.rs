@@ -9,7 +9,8 @@
 //! has lanes), one thread and all cores.
 //! Prints a table; `--csv` and `--svg` write the numbers and a chart.
 
-use crate::machines::{load_game, MachineArgs, MachineKind};
+use crate::machines::BuildArgs;
+use crate::opts;
 use anyhow::{Context, Result};
 use propel_runtime::lanes::LANES;
 use propel_runtime::mcts::{Config, Search};
@@ -26,11 +27,11 @@ use std::time::{Duration, Instant};
 pub struct Args {
     /// Games to measure (default: every game in games/).
     games: Vec<PathBuf>,
-    /// Seconds per machine and thread count.
-    #[arg(long, default_value_t = 2.0)]
+    /// Seconds per machine and thread count (at most 1e6).
+    #[arg(long, default_value_t = 2.0, value_parser = opts::seconds(), allow_hyphen_values = true)]
     seconds: f64,
-    /// Threads for the multi-core run (default: all cores; 1 skips it).
-    #[arg(long)]
+    /// Threads for the multi-core run (default: all cores; 1 skips it; at most 256).
+    #[arg(long, value_parser = opts::threads_usize(), allow_hyphen_values = true)]
     threads: Option<usize>,
     /// Write the numbers as CSV.
     #[arg(long)]
@@ -38,8 +39,12 @@ pub struct Args {
     /// Write a chart (SVG).
     #[arg(long)]
     svg: Option<PathBuf>,
+    /// Measure nothing: read the numbers from a CSV an earlier run wrote
+    /// (`--csv`) and print the tables and `--svg` chart from them.
+    #[arg(long, value_name = "CSV", conflicts_with = "csv")]
+    replot: Option<PathBuf>,
     #[command(flatten)]
-    machine: MachineArgs,
+    build: BuildArgs,
 }
 
 /// One measurement.
@@ -162,7 +167,47 @@ fn row(game: &str, machine: &'static str, threads: usize, s: &PlayoutStats, buil
     }
 }
 
+/// The machine names a CSV row may hold.
+const MACHINES: [&str; 6] = ["prover", "propnet", "jit", "jit-single", "search-propnet", "search-lanes"];
+
+/// Rows of a CSV written by `--csv`, and the thread counts in it.
+fn read_csv(path: &std::path::Path) -> Result<(Vec<Row>, Vec<usize>)> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut rows = Vec::new();
+    for (i, line) in text.lines().enumerate().skip(1) {
+        let c: Vec<&str> = line.split(',').collect();
+        let bad = || anyhow::anyhow!("{}:{}: not a row of `propel bench --csv`", path.display(), i + 1);
+        if c.len() != 8 {
+            return Err(bad());
+        }
+        let machine = MACHINES.iter().find(|m| **m == c[1]).ok_or_else(bad)?;
+        let num = |k: usize| c[k].parse::<f64>().map_err(|_| bad());
+        rows.push(Row {
+            game: c[0].to_string(),
+            machine,
+            threads: c[2].parse().map_err(|_| bad())?,
+            playouts_per_s: num(3)?,
+            states_per_s: num(4)?,
+            avg_length: num(5)?,
+            build_seconds: num(6)?,
+            codegen_seconds: num(7)?,
+        });
+    }
+    let mut counts: Vec<usize> = rows.iter().map(|r| r.threads).collect();
+    counts.sort_unstable();
+    counts.dedup();
+    Ok((rows, counts))
+}
+
 pub fn run(a: Args) -> Result<ExitCode> {
+    if let Some(csv) = &a.replot {
+        let (rows, counts) = read_csv(csv)?;
+        print_table(&rows, &counts);
+        if let Some(p) = &a.svg {
+            std::fs::write(p, svg(&rows, &counts)).with_context(|| format!("writing {}", p.display()))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let games = if a.games.is_empty() {
         let mut v: Vec<PathBuf> = std::fs::read_dir("games")
             .context("no games given and no games/ folder here")?
@@ -182,7 +227,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mut builds: Vec<Build> = Vec::new();
     for path in &games {
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_string();
-        let game = load_game(path)?;
+        let game = a.build.load_game(path)?;
         eprintln!("{name}: building machines");
         // Prover: measured only if one playout takes well under the budget.
         let t = Instant::now();
@@ -193,10 +238,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         standard(&mut probe, &mut Rng::new(1), &mut PlayoutStats::default())?;
         let prover_ok = t.elapsed().as_secs_f64() < a.seconds / 4.0;
         let t = Instant::now();
-        let interp = MachineArgs { machine: MachineKind::Propnet, ..a.machine.clone() }.build(&game)?.machine;
+        let interp = a.build.build(&game)?.machine;
         let interp_build = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let built = a.machine.build_jit(&game)?;
+        let built = a.build.build_jit(&game)?;
         let jit_build = t.elapsed().as_secs_f64();
         let codegen = built.code.seconds;
         builds.push(Build {
@@ -208,7 +253,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             codegen_seconds: codegen,
         });
         let jit = built.machine;
-        let hybrid = a.machine.build_hybrid(&game)?;
+        let hybrid = a.build.build_hybrid(&game)?;
         for &n in &counts {
             let it = search_rate(interp.clone(), n, false, a.seconds)?;
             rows.push(Row { playouts_per_s: it, ..row(&name, "search-propnet", n, &PlayoutStats::default(), 0.0) });
@@ -342,69 +387,175 @@ fn print_table(rows: &[Row], counts: &[usize]) {
     }
 }
 
-/// A grouped bar chart, playouts/s on a log scale, one group per game.
+/// A rate as a bar's label: 0.35, 12, 8117, 16k, 1.6M.
+fn rate(v: f64) -> String {
+    if v >= 1e4 {
+        crate::chart::label(v)
+    } else if v >= 10.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// Bars of one chart in a game's panel: the machines (row names in the
+/// CSV), their labels and colours.
+struct Panel {
+    title: &'static str,
+    unit: &'static str,
+    machines: &'static [(&'static str, &'static str, &'static str)],
+}
+
+const PANELS: [Panel; 2] = [
+    Panel {
+        title: "random playouts",
+        unit: "playouts per second",
+        machines: &[
+            ("prover", "prover", "#9e9e9e"),
+            ("propnet", "propnet", "#4e79a7"),
+            ("jit-single", "jit-single", "#f28e2b"),
+            ("jit", "jit (batches)", "#e15759"),
+        ],
+    },
+    Panel {
+        title: "search from the initial state",
+        unit: "iterations per second",
+        machines: &[("search-propnet", "propnet", "#4e79a7"), ("search-lanes", "lanes (hybrid)", "#59a14f")],
+    },
+];
+
+/// Small multiples: per game, a bar chart of every playout column (prover,
+/// propnet, the JIT one playout at a time and in batches) and one of the
+/// search columns, each on a linear axis from 0 with its unit, one bar
+/// per machine and thread count (solid: one thread; pale: all), the value
+/// written on each bar.
 fn svg(rows: &[Row], counts: &[usize]) -> String {
+    use crate::chart::{esc, label, step};
     let games = games_of(rows);
-    let machines = ["prover", "propnet", "jit"];
-    let colors = ["#9e9e9e", "#4e79a7", "#e15759"];
-    let bars: Vec<(usize, usize)> =
-        counts.iter().enumerate().flat_map(|(ci, _)| (0..3).map(move |m| (ci, m))).collect();
-    let (bw, gap, left, top, h) = (14.0, 18.0, 70.0, 40.0, 300.0);
-    let group = bars.len() as f64 * bw + gap;
-    let width = left + games.len() as f64 * group + 160.0;
-    let max = rows.iter().map(|r| r.playouts_per_s).fold(1.0f64, f64::max).log10().ceil().max(1.0);
-    let y = |v: f64| top + h - (v.max(1.0).log10() / max) * h;
+    // Charts with no measurement at all (a CSV from before the search
+    // columns) are left out.
+    let panels: Vec<&Panel> =
+        PANELS.iter().filter(|p| rows.iter().any(|r| p.machines.iter().any(|m| m.0 == r.machine))).collect();
+    let (pw, chart_h, gap) = (380.0, 150.0, 24.0);
+    let ph = 40.0 + panels.len() as f64 * (chart_h + 52.0);
+    let cols = games.len().clamp(1, 3);
+    let grid_rows = games.len().div_ceil(cols).max(1);
+    let (width, top) = (cols as f64 * (pw + gap) + gap, 72.0);
+    let height = top + grid_rows as f64 * (ph + gap) + 40.0;
     let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{:.0}\" font-family=\"sans-serif\" font-size=\"11\">\n",
-        top + h + 90.0
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {width:.0} {height:.0}\" width=\"{width:.0}\" \
+         height=\"{height:.0}\" font-family=\"sans-serif\" font-size=\"11\">\n"
     );
-    let _ = writeln!(s, "<text x=\"{left}\" y=\"20\" font-size=\"14\">Random playouts per second (log scale)</text>");
-    for p in 0..=(max as i32) {
-        let yy = y(10f64.powi(p));
+    let threads = if counts.len() > 1 {
+        format!("solid bars: 1 thread; pale bars: {} threads", counts[1])
+    } else {
+        "1 thread".to_string()
+    };
+    let _ = writeln!(
+        s,
+        "<text x=\"{gap}\" y=\"24\" font-size=\"16\" font-weight=\"bold\">propel bench: playouts and search per second, by game</text>"
+    );
+    let _ = writeln!(
+        s,
+        "<text x=\"{gap}\" y=\"42\" fill=\"#444\">Each axis starts at 0 and has its own scale; {threads}.</text>\n\
+         <text x=\"{gap}\" y=\"56\" fill=\"#444\">The prover is not measured where one playout takes over a quarter of the time.</text>"
+    );
+    for (gi, g) in games.iter().enumerate() {
+        let (px, py) = (gap + (gi % cols) as f64 * (pw + gap), top + (gi / cols) as f64 * (ph + gap));
         let _ = writeln!(
             s,
-            "<line x1=\"{left}\" x2=\"{:.0}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" stroke=\"#ddd\"/>",
-            width - 150.0
+            "<rect x=\"{px:.1}\" y=\"{py:.1}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#ddd\"/>"
         );
-        let _ = writeln!(s, "<text x=\"{:.0}\" y=\"{:.1}\" text-anchor=\"end\">1e{p}</text>", left - 6.0, yy + 4.0);
-    }
-    for (gi, g) in games.iter().enumerate() {
-        let x0 = left + gi as f64 * group + gap / 2.0;
-        for (k, &(ci, mi)) in bars.iter().enumerate() {
-            if let Some(r) = find(rows, g, machines[mi], counts[ci]) {
-                let x = x0 + k as f64 * bw;
-                let yy = y(r.playouts_per_s);
-                let opacity = if ci == 0 { "1" } else { "0.55" };
+        let _ = writeln!(
+            s,
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"14\" font-weight=\"bold\">{}</text>",
+            px + 10.0,
+            py + 20.0,
+            esc(g)
+        );
+        for (k, panel) in panels.iter().enumerate() {
+            let (cx, cy) = (px + 70.0, py + 48.0 + k as f64 * (chart_h + 52.0));
+            let cw = pw - 90.0;
+            let bars: Vec<(&str, &str, usize, Option<f64>)> = panel
+                .machines
+                .iter()
+                .flat_map(|&(m, name, colour)| counts.iter().map(move |&n| (m, name, n, colour)))
+                .map(|(m, _name, n, colour)| (m, colour, n, find(rows, g, m, n).map(|r| r.playouts_per_s)))
+                // One at a time runs on one thread only.
+                .filter(|b| !(b.0 == "jit-single" && b.2 != counts[0]))
+                .collect();
+            // Headroom above the tallest bar for its value.
+            let max = 1.15 * bars.iter().filter_map(|b| b.3).fold(0.0f64, f64::max);
+            let ys = step(max.max(1.0), 4.0);
+            let ymax = (max.max(1.0) / ys).ceil() * ys;
+            let y = |v: f64| cy + chart_h - v / ymax * chart_h;
+            let _ =
+                writeln!(s, "<text x=\"{:.1}\" y=\"{:.1}\" font-weight=\"bold\">{}</text>", cx, cy - 8.0, panel.title);
+            let mut t = 0.0;
+            while t <= ymax + 1e-9 {
+                let yy = y(t);
                 let _ = writeln!(
                     s,
-                    "<rect x=\"{x:.1}\" y=\"{yy:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\" fill-opacity=\"{opacity}\"><title>{} {} {} thread(s): {:.0} playouts/s</title></rect>",
-                    bw - 2.0,
-                    top + h - yy,
-                    colors[mi],
-                    g,
-                    machines[mi],
-                    counts[ci],
-                    r.playouts_per_s
+                    "<line x1=\"{cx:.1}\" x2=\"{:.1}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" stroke=\"#eee\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+                    cx + cw,
+                    cx - 4.0,
+                    yy + 4.0,
+                    label(t)
+                );
+                t += ys;
+            }
+            let mid = cy + chart_h / 2.0;
+            let _ = writeln!(
+                s,
+                "<text x=\"{:.1}\" y=\"{mid:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 {:.1} {mid:.1})\" fill=\"#444\">{}</text>",
+                cx - 52.0,
+                cx - 52.0,
+                panel.unit
+            );
+            let _ = writeln!(
+                s,
+                "<line x1=\"{cx:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#888\"/>",
+                cx + cw,
+                cy + chart_h,
+                cy + chart_h
+            );
+            let bw = cw / bars.len().max(1) as f64;
+            for (i, &(m, colour, n, v)) in bars.iter().enumerate() {
+                let x = cx + i as f64 * bw;
+                let opacity = if n == counts[0] { "1" } else { "0.5" };
+                let text = v.map_or("not measured".to_string(), rate);
+                if let Some(v) = v {
+                    let _ = writeln!(
+                        s,
+                        "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{colour}\" fill-opacity=\"{opacity}\"><title>{} {m}, {n} thread(s): {v:.0} {}</title></rect>",
+                        x + 2.0,
+                        y(v),
+                        bw - 4.0,
+                        cy + chart_h - y(v),
+                        esc(g),
+                        panel.unit
+                    );
+                }
+                // The value, upright above the bar.
+                let (vx, vy) = (x + bw / 2.0 + 3.0, y(v.unwrap_or(0.0)) - 3.0);
+                let _ = writeln!(
+                    s,
+                    "<text x=\"{vx:.1}\" y=\"{vy:.1}\" font-size=\"9\" transform=\"rotate(-90 {vx:.1} {vy:.1})\">{text}</text>"
+                );
+            }
+            // Machine names under their bars.
+            for &(m, name, colour) in panel.machines {
+                let mine: Vec<usize> = (0..bars.len()).filter(|&i| bars[i].0 == m).collect();
+                let (Some(&first), Some(&last)) = (mine.first(), mine.last()) else { continue };
+                let lx = cx + (first + last + 1) as f64 * bw / 2.0;
+                let _ = writeln!(
+                    s,
+                    "<text x=\"{lx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"10\" fill=\"{colour}\">{}</text>",
+                    cy + chart_h + 14.0,
+                    esc(name)
                 );
             }
         }
-        let cx = x0 + bars.len() as f64 * bw / 2.0;
-        let _ = writeln!(
-            s,
-            "<text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"end\" transform=\"rotate(-35 {cx:.1} {:.1})\">{g}</text>",
-            top + h + 14.0,
-            top + h + 14.0
-        );
-    }
-    let lx = width - 140.0;
-    for (i, m) in machines.iter().enumerate() {
-        let yy = top + 10.0 + i as f64 * 18.0;
-        let _ = writeln!(s, "<rect x=\"{lx}\" y=\"{yy}\" width=\"12\" height=\"12\" fill=\"{}\"/>", colors[i]);
-        let _ = writeln!(s, "<text x=\"{}\" y=\"{}\">{m}</text>", lx + 18.0, yy + 10.0);
-    }
-    if counts.len() > 1 {
-        let yy = top + 10.0 + 3.0 * 18.0;
-        let _ = writeln!(s, "<text x=\"{lx}\" y=\"{}\">pale: {} threads</text>", yy + 10.0, counts[1]);
     }
     s.push_str("</svg>\n");
     s

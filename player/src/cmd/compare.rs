@@ -4,7 +4,8 @@
 //! check of the corpus conformance run (`propel corpus --compare`).
 
 use crate::cmd::compile::write_library;
-use crate::machines::{load_aot, load_game, MachineArgs};
+use crate::machines::{load_aot, BuildArgs};
+use crate::opts;
 use anyhow::{Context, Result};
 use propel_compiler::propnet::Propnet;
 use propel_runtime::build::{prepare, Prepared};
@@ -22,17 +23,18 @@ use std::time::Instant;
 pub struct Args {
     /// The game (.kif).
     game: PathBuf,
-    /// Deepest perft depth compared (less when the tree grows past `--perft-nodes`).
-    #[arg(long, default_value_t = 3)]
+    /// Deepest perft depth compared (less when the tree grows past
+    /// `--perft-nodes`; at most 1000).
+    #[arg(long, default_value_t = 3, value_parser = opts::count(0, opts::MAX_DEPTH), allow_hyphen_values = true)]
     depth: usize,
     /// Stop deepening perft once a depth has more nodes than this.
-    #[arg(long, default_value_t = 5000)]
+    #[arg(long, default_value_t = 5000, value_parser = opts::count64(1, u64::MAX), allow_hyphen_values = true)]
     perft_nodes: u64,
-    /// Number of seeded traces compared (seeds 1..=N).
-    #[arg(long, default_value_t = 3)]
+    /// Number of seeded traces compared (seeds 1..=N; at most 100,000).
+    #[arg(long, default_value_t = 3, value_parser = opts::count64(0, 100_000), allow_hyphen_values = true)]
     traces: u64,
     /// Steps per trace at most.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = opts::count(1, 1_000_000_000), allow_hyphen_values = true)]
     max_steps: usize,
     /// Print one JSON object.
     #[arg(long)]
@@ -44,7 +46,7 @@ pub struct Args {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     aot: bool,
     #[command(flatten)]
-    machine: MachineArgs,
+    build: BuildArgs,
 }
 
 fn record<M: StateMachine>(m: &mut M, seed: u64, max_steps: usize) -> Result<Vec<TraceStep>> {
@@ -67,11 +69,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
     };
     let text = std::fs::read(&a.game).with_context(|| format!("reading {file}"))?;
-    let game = load_game(&a.game)?;
+    let game = a.build.load_game(&a.game)?;
     let mut prover = Prover::new(game.clone())?;
     let t = Instant::now();
     // Grounded once: the propnet, the JIT and the library share the network.
-    let opts = a.machine.build_options()?;
+    let opts = a.build.build_options()?;
     let prepared = match prepare(&game, &opts) {
         Ok(p) => p,
         Err(e) => {

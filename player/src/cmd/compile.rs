@@ -6,7 +6,7 @@
 //! interrupted or failed compile leaves the previous library as it was; the
 //! only files removed are the temporary ones this run created.
 
-use crate::machines::{load_game, MachineArgs};
+use crate::machines::BuildArgs;
 use anyhow::{bail, Context, Result};
 use propel_compiler::lower::{c_header, game_hash, object, CodeStats};
 use propel_runtime::build::{prepare, Prepared};
@@ -28,15 +28,16 @@ pub struct Args {
     #[arg(long, default_value = "cc")]
     cc: String,
     #[command(flatten)]
-    machine: MachineArgs,
+    build: BuildArgs,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
     let header = a.header.clone().unwrap_or_else(|| a.output.with_extension("h"));
     check_outputs(&a.game, &a.output, &header)?;
     let text = std::fs::read(&a.game).with_context(|| format!("reading {}", a.game.display()))?;
-    let game = load_game(&a.game)?;
-    let opts = a.machine.build_options()?;
+    let game = a.build.load_game(&a.game)?;
+    // The split decision is measured on the interpreter, as for the JIT.
+    let opts = a.build.build_options()?;
     let prepared = prepare(&game, &opts)?;
     let stats = write_library(&prepared, &text, &a.game.display().to_string(), &a.output, &header, &a.cc)?;
     println!(

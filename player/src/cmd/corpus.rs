@@ -19,8 +19,10 @@ use std::time::{Duration, Instant};
 pub struct Args {
     /// Folder searched recursively for .kif files.
     dir: PathBuf,
-    /// Seconds allowed per file.
-    #[arg(long, default_value_t = 20.0)]
+    /// Seconds allowed per file; a file that takes longer is listed as
+    /// `gave-up` (never `rejected`). `check` bounds its own work by a count
+    /// of join steps, and gives up after 100 s of its own.
+    #[arg(long, default_value_t = 120.0, value_parser = crate::opts::seconds(), allow_hyphen_values = true)]
     timeout: f64,
     /// Where to write the TSV (file, verdict, roles, category, error):
     /// one row per game as it finishes, sorted by file at the end.
@@ -29,8 +31,8 @@ pub struct Args {
     /// Keep the rows already in `--tsv` and check only the other files.
     #[arg(long, requires = "tsv")]
     resume: bool,
-    /// Parallel checks (default: the number of cores).
-    #[arg(long)]
+    /// Parallel checks (default: the number of cores; at most 256).
+    #[arg(long, value_parser = crate::opts::threads_usize(), allow_hyphen_values = true)]
     jobs: Option<usize>,
     /// Instead of checking, compare a machine with the prover on every
     /// valid game (`propnet`): perft to a small depth and seeded traces.
@@ -148,7 +150,8 @@ fn check_one(exe: &Path, file: &Path, rel: String, timeout: Duration, compare: O
     };
     let out = reader.join().unwrap_or_default();
     let Some(status) = status else {
-        row.verdict = "rejected".into();
+        // No verdict in time says nothing about the game.
+        row.verdict = "gave-up".into();
         row.category = "timeout".into();
         row.error = format!("no verdict within {:.0} s", timeout.as_secs_f64());
         return row;
@@ -256,7 +259,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
     for r in &rows {
         *verdicts.entry(&r.verdict).or_default() += 1;
-        if r.verdict == "rejected" {
+        if r.verdict == "rejected" || r.verdict == "gave-up" {
             *reasons.entry(&r.category).or_default() += 1;
         }
     }
@@ -267,7 +270,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     );
     if !reasons.is_empty() {
         println!(
-            "rejected by reason: {}",
+            "rejected or gave up, by reason: {}",
             reasons.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
         );
     }

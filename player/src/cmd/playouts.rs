@@ -1,4 +1,5 @@
-use crate::machines::{load_game, with_machine, MachineArgs};
+use crate::machines::{with_machine, Chosen, MachineArgs, MachineKind};
+use crate::opts;
 use anyhow::Result;
 use propel_runtime::playout::{playouts, PlayoutStats};
 use propel_runtime::{NativeMachine, Rng, StateMachine};
@@ -10,8 +11,8 @@ use std::time::Duration;
 pub struct Args {
     /// The game (.kif).
     game: PathBuf,
-    /// How long to run playouts.
-    #[arg(long, default_value_t = 5.0)]
+    /// How long to run playouts (seconds, at most 1e6).
+    #[arg(long, default_value_t = 5.0, value_parser = opts::seconds(), allow_hyphen_values = true)]
     seconds: f64,
     #[command(flatten)]
     machine: MachineArgs,
@@ -23,11 +24,11 @@ pub struct Args {
     json: bool,
     /// Run exactly this many playouts instead of for `--seconds` (for
     /// instruction counts, which do not depend on the clock).
-    #[arg(long)]
+    #[arg(long, value_parser = opts::count64(1, 1_000_000_000_000), allow_hyphen_values = true)]
     count: Option<u64>,
-    /// With `--machine jit`: whole playouts in native code (no states
-    /// copied, no move lists), instead of calls through the machine
-    /// interface.
+    /// Whole playouts in native code (no states copied, no move lists),
+    /// instead of calls through the machine interface: on the JIT (with
+    /// `--machine auto` or `jit`) or a library (`aot:FILE`).
     #[arg(long)]
     fast: bool,
     /// With `--fast`: bit-parallel lanes (`on`), the differential code one
@@ -38,22 +39,25 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
-    let game = load_game(&a.game)?;
+    let game = a.machine.load_game(&a.game)?;
     let roles = game.role_names();
-    let secs = if a.seconds.is_finite() && a.seconds >= 0.0 {
-        a.seconds
-    } else {
-        anyhow::bail!("--seconds must be a non-negative number")
+    let secs = a.seconds;
+    let announce = |c: &Chosen| {
+        if !a.json {
+            eprintln!("running random playouts on {} for {secs} s (machine {})", a.game.display(), c.describe());
+        }
     };
-    if !a.json {
-        eprintln!("running random playouts on {} for {secs} s ({})", a.game.display(), a.machine.machine.name());
-    }
-    let stats = if a.fast {
-        let mut m = match &a.machine.machine {
-            crate::machines::MachineKind::Jit => a.machine.build_jit(&game)?.machine,
-            crate::machines::MachineKind::Aot(p) => crate::machines::load_aot(p, &game)?,
-            _ => anyhow::bail!("--fast needs --machine jit or aot:FILE"),
+    let (stats, chosen) = if a.fast {
+        let (mut m, chosen) = match &a.machine.machine {
+            MachineKind::Jit => (a.machine.build_jit(&game)?.machine, Chosen::named("jit")),
+            MachineKind::Auto => (
+                a.machine.build_jit(&game)?.machine,
+                Chosen { name: "jit", why: "--fast runs whole playouts in native code".into() },
+            ),
+            MachineKind::Aot(p) => (crate::machines::load_aot(p, &game)?, Chosen::named("aot")),
+            _ => anyhow::bail!("--fast needs --machine auto, jit or aot:FILE"),
         };
+        announce(&chosen);
         if a.lanes != "auto" {
             let on = a.lanes == "on";
             if on && !m.has_lanes() {
@@ -61,11 +65,16 @@ pub fn run(a: Args) -> Result<ExitCode> {
             }
             m.set_batch_lanes(on);
         }
-        fast_playouts(&mut m, Duration::from_secs_f64(secs), a.count, a.seed)?
-    } else if let Some(n) = a.count {
-        with_machine!(a.machine, game, |m| count_playouts(&mut m, n, a.seed)?)
+        (fast_playouts(&mut m, Duration::from_secs_f64(secs), a.count, a.seed)?, chosen)
     } else {
-        with_machine!(a.machine, game, |m| playouts(&mut m, Duration::from_secs_f64(secs), a.seed)?)
+        with_machine!(a.machine, game, |m, chosen| {
+            announce(&chosen);
+            let stats = match a.count {
+                Some(n) => count_playouts(&mut m, n, a.seed)?,
+                None => playouts(&mut m, Duration::from_secs_f64(secs), a.seed)?,
+            };
+            (stats, chosen)
+        })
     };
     if stats.undefined_goals > 0 {
         tracing::warn!(
@@ -78,7 +87,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             "{}",
             serde_json::json!({
                 "game": a.game.display().to_string(),
-                "machine": a.machine.machine.name(),
+                "machine": chosen.name,
                 "playouts": stats.playouts,
                 "seconds": stats.seconds,
                 "playouts_per_s": stats.playouts_per_s(),

@@ -1,9 +1,12 @@
-//! `propel search GAME --seconds T --threads N [--mode auto|pipeline|root]`:
-//! MCTS from the initial state; prints iterations/s, rollouts/s, node-pool
+//! `propel search GAME --seconds T --threads N [--mode auto|pipeline|root]
+//! [--from MOVES | --state FACTS]`: MCTS from the initial state or a given
+//! position; prints iterations/s, rollouts/s, node-pool
 //! use, search-thread busy and rollout-thread idle shares, and the best
 //! move with its value.
 
-use crate::machines::{load_game, with_machine, MachineArgs};
+use crate::machines::{with_machine, Chosen, MachineArgs};
+use crate::opts;
+use crate::position::PositionArgs;
 use anyhow::Result;
 use propel_runtime::mcts::{Config, Mode, Search, Stats};
 use propel_runtime::simulate::Simulator;
@@ -16,22 +19,22 @@ use std::time::{Duration, Instant};
 pub struct Args {
     /// The game (.kif).
     game: PathBuf,
-    /// How long to search.
-    #[arg(long, default_value_t = 5.0)]
+    /// How long to search (seconds, at most 1e6).
+    #[arg(long, default_value_t = 5.0, value_parser = opts::seconds(), allow_hyphen_values = true)]
     seconds: f64,
-    /// Threads (pipeline: one searches, the others run rollouts; root: a
-    /// graph each).
-    #[arg(long, default_value_t = 1)]
+    /// Threads, 1 to 256 (pipeline: one searches, the others run
+    /// rollouts; root: a graph each).
+    #[arg(long, default_value_t = 1, value_parser = opts::threads_usize(), allow_hyphen_values = true)]
     threads: usize,
     /// auto (root parallelisation where rollouts run on lanes, else the
     /// pipeline), pipeline or root.
     #[arg(long, default_value = "auto")]
     mode: Mode,
-    /// Nodes in the search graph's pool.
-    #[arg(long, default_value_t = 1_000_000)]
+    /// Nodes in the search graph's pool (16 to 100,000,000).
+    #[arg(long, default_value_t = 1_000_000, value_parser = opts::count(16, opts::MAX_POOL), allow_hyphen_values = true)]
     pool: usize,
-    /// UCB exploration constant (values 0..1).
-    #[arg(long, default_value_t = 0.7)]
+    /// UCB exploration constant (values 0..1 are usual; at most 10).
+    #[arg(long, default_value_t = 0.7, value_parser = opts::exploration(), allow_hyphen_values = true)]
     exploration: f64,
     /// Pin threads to cores.
     #[arg(long)]
@@ -61,12 +64,16 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     #[command(flatten)]
+    position: PositionArgs,
+    #[command(flatten)]
     machine: MachineArgs,
 }
 
 struct Outcome {
     stats: Stats,
-    /// The machine searched on, and whether rollouts ran lane-parallel.
+    /// The machine searched on (as built, and as the search saw it), and
+    /// whether rollouts ran lane-parallel.
+    chosen: Chosen,
     machine: &'static str,
     lanes: bool,
     /// The mode that ran (`auto` resolved).
@@ -75,7 +82,7 @@ struct Outcome {
     best: Option<(String, f64, u32)>,
 }
 
-fn go<M: Simulator>(m: M, a: &Args) -> Result<Outcome>
+fn go<M: Simulator>(m: M, chosen: Chosen, a: &Args) -> Result<Outcome>
 where
     M::State: Send + Sync,
     M::Move: Send + Sync,
@@ -83,7 +90,7 @@ where
     let mut m = m;
     let s0 = m.initial_state()?;
     let cfg = Config {
-        threads: a.threads.max(1),
+        threads: a.threads,
         mode: a.mode,
         pool: a.pool,
         exploration: a.exploration,
@@ -99,7 +106,7 @@ where
         ..Config::default()
     };
     let mut search = Search::new(m, s0, cfg)?;
-    let deadline = Instant::now() + Duration::from_secs_f64(a.seconds.max(0.0));
+    let deadline = Instant::now() + Duration::from_secs_f64(a.seconds);
     let stats = search.run(deadline)?;
     let roles = search.machine().roles().to_vec();
     let role = match &a.role {
@@ -108,12 +115,13 @@ where
     };
     let best = search.best(role).map(|(mv, v, n)| (search.machine().move_kif(mv), v * 100.0, n));
     let (machine, lanes) = (search.machine().kind(), search.lane_parallel());
-    Ok(Outcome { stats, machine, lanes, mode: search.mode(), role: roles[role].clone(), best })
+    Ok(Outcome { stats, chosen, machine, lanes, mode: search.mode(), role: roles[role].clone(), best })
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
-    let game = load_game(&a.game)?;
-    let out = with_machine!(a.machine, game, true, |m| go(m, &a)?);
+    let game = a.machine.load_game(&a.game)?;
+    let game = a.machine.at_position(game, &a.position, &a.game)?;
+    let out = with_machine!(a.machine, game, true, |m, chosen| go(m, chosen, &a)?);
     let s = &out.stats;
     if a.json {
         println!(
@@ -121,6 +129,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
             json!({
                 "game": a.game.display().to_string(),
                 "machine": out.machine,
+                "machine_chosen": out.chosen.name,
+                "machine_reason": out.chosen.why,
                 "lanes": out.lanes,
                 "mode": format!("{:?}", out.mode).to_lowercase(),
                 "threads": a.threads,
@@ -142,8 +152,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         );
     } else {
         let rollouts = if out.lanes { "lane-parallel rollouts" } else { "rollouts one leaf at a time" };
-        println!("machine:         {} ({rollouts})", out.machine);
-        println!("mode:            {:?} ({} threads)", out.mode, a.threads.max(1));
+        println!("machine:         {} ({rollouts})", out.chosen.describe());
+        println!("mode:            {:?} ({} threads)", out.mode, a.threads);
         println!("iterations:      {} ({:.0}/s)", s.iterations, s.iterations_per_s());
         println!("rollouts:        {} ({:.0}/s, {} per request)", s.rollouts, s.rollouts_per_s(), s.per_request);
         println!("node pool:       {} of {} ({:.1}%)", s.nodes, s.pool, 100.0 * s.nodes as f64 / s.pool.max(1) as f64);

@@ -22,7 +22,7 @@ pub struct Args {
     /// The name answered to `(info)`.
     #[arg(long, default_value = "propel")]
     name: String,
-    /// mcts, uct, random or legal.
+    /// mcts, uct (plain single-threaded UCT), random or legal.
     #[arg(long, default_value = "mcts")]
     strategy: String,
     /// Per-match logs and statistics go under DIR/NAME/MATCH_ID/.

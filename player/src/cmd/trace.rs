@@ -1,5 +1,7 @@
 use super::goal_json;
-use crate::machines::{load_game, with_machine, MachineArgs};
+use crate::machines::{with_machine, MachineArgs};
+use crate::opts;
+use crate::position::PositionArgs;
 use anyhow::Result;
 use propel_runtime::trace::{trace, TraceEnd, TraceStep};
 use serde_json::{Map, Value};
@@ -15,8 +17,12 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Stop after this many steps (lines) if the game has not ended.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, value_parser = opts::count(1, 1_000_000_000), allow_hyphen_values = true)]
     max_steps: usize,
+    /// With --from or --state, step 0 is that position (an outside
+    /// reasoner replaying the trace must start there too).
+    #[command(flatten)]
+    position: PositionArgs,
     #[command(flatten)]
     machine: MachineArgs,
 }
@@ -40,16 +46,21 @@ fn step_json(roles: &[String], s: &TraceStep) -> Value {
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
-    let game = load_game(&a.game)?;
+    let game = a.machine.load_game(&a.game)?;
+    let game = a.machine.at_position(game, &a.position, &a.game)?;
     let roles = game.role_names();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut write_err = None;
-    let end = with_machine!(a.machine, game, |m| trace(&mut m, a.seed, a.max_steps, &mut |s| {
-        if let Err(e) = writeln!(out, "{}", step_json(&roles, s)) {
-            write_err.get_or_insert(e);
-        }
-    })?);
+    // The machine goes to stderr: the step lines are a contract (docs/formats.md).
+    let end = with_machine!(a.machine, game, |m, chosen| {
+        chosen.announce("trace");
+        trace(&mut m, a.seed, a.max_steps, &mut |s| {
+            if let Err(e) = writeln!(out, "{}", step_json(&roles, s)) {
+                write_err.get_or_insert(e);
+            }
+        })?
+    });
     out.flush()?;
     if let Some(e) = write_err {
         return Err(e.into());

@@ -59,6 +59,11 @@ pub trait Brain: Send {
     fn think(&mut self, deadline: Instant, interrupt: &Interrupt<'_>) -> Result<Option<Stats>>;
     /// `role`'s move now.
     fn choose(&mut self, role: usize) -> Result<Choice>;
+    /// Whether the search has solved the current state (its value is
+    /// known; further iterations are trivial). False without a search.
+    fn solved(&self) -> bool {
+        false
+    }
 }
 
 enum Engine<M: Simulator>
@@ -208,6 +213,13 @@ where
                 }))
             }
             Engine::Plain(_) => Ok(None),
+        }
+    }
+
+    fn solved(&self) -> bool {
+        match &self.engine {
+            Engine::Search(s) => s.root_solved().is_some(),
+            _ => false,
         }
     }
 

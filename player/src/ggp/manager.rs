@@ -27,20 +27,77 @@ pub struct Seat {
 
 #[derive(Clone, Debug)]
 pub struct Clocks {
+    /// Seconds of the preview phase (`preview` sent before `start`), if any.
+    pub preview: Option<f64>,
     pub start: f64,
     pub play: f64,
     /// Seconds allowed on top of each clock for the network.
     pub grace: f64,
 }
 
-/// A finished match, as written.
+/// The rules a match is played by, as its record names them.
+#[derive(Clone, Debug)]
+pub struct Rulesheet {
+    /// Every top-level form in canonical KIF (what `start` sends).
+    pub forms: Vec<String>,
+    /// The game's name, from the rules' leading comment (or the file's stem).
+    pub name: String,
+    /// FNV-1a 64 of the canonical rules text, hex.
+    pub hash: String,
+    /// Where the rules are kept, relative to the records' folder.
+    pub file: String,
+    /// The game file the rules were read from, as given.
+    pub source: String,
+}
+
+impl Rulesheet {
+    pub fn new(forms: Vec<String>, text: &str, source: &str) -> Rulesheet {
+        let canonical = forms.join(" ");
+        let hash = propel_compiler::lower::game_hash(canonical.as_bytes());
+        Rulesheet {
+            name: game_title(text, source),
+            file: format!("rules/{hash}.kif"),
+            hash,
+            forms,
+            source: source.to_string(),
+        }
+    }
+}
+
+/// A game's name from its rules: the first line of the comment before the
+/// first form ("Tic-tac-toe, written for Propel." gives "Tic-tac-toe";
+/// "Chess (with 200-step time limit)" stays whole), else the file's stem.
+pub fn game_title(text: &str, source: &str) -> String {
+    let stem = Path::new(source).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let Some(comment) = line.strip_prefix(';') else { break };
+        let words = comment.trim_start_matches(';').trim();
+        // Lines of semicolons alone are skipped; the name is the first clause.
+        let first = words.split([',', ':', ';']).next().unwrap_or("").trim().trim_end_matches('.').trim();
+        if first.chars().any(|c| c.is_alphanumeric()) {
+            return first.chars().take(60).collect();
+        }
+    }
+    stem
+}
+
+/// A finished match: the record written (goals, errors per turn and
+/// seat, start errors: what standings are computed from).
 pub struct Outcome {
-    pub goals: Vec<u8>,
-    /// Errors per seat (timeouts, illegal or malformed moves, start failures).
-    pub errors: Vec<usize>,
-    /// Moves each seat's player says it answered by its fallback (from
-    /// the statistics it serves).
-    pub fallbacks: Vec<usize>,
+    pub record: serde_json::Value,
+}
+
+/// A token naming one match uniquely, as ggp.org's records carry: 22
+/// characters of URL-safe base-64 (132 random bits).
+fn random_token(seed: u64) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    let mut rng = Rng::new(seed ^ nanos.rotate_left(17) ^ std::process::id() as u64);
+    (0..22).map(|_| ALPHABET[rng.below(64)] as char).collect()
 }
 
 fn now_ms() -> u64 {
@@ -114,7 +171,7 @@ pub fn player_name(url: &str) -> Option<String> {
 /// (`MATCH_ID/SEAT.stats.jsonl`, when a player serves them).
 pub fn run_match(
     game: &Arc<Game>,
-    rules: &[String],
+    rules: &Rulesheet,
     seats: &[Seat],
     clocks: &Clocks,
     id: &str,
@@ -128,7 +185,6 @@ pub fn run_match(
     }
     let mut rng = Rng::new(seed);
     let start_time = now_ms();
-    let mut errors_by_seat = vec![0usize; seats.len()];
     info!(
         "match {id}: {}",
         seats.iter().zip(&roles).map(|(s, r)| format!("{} as {r}", s.label)).collect::<Vec<_>>().join(", ")
@@ -141,7 +197,16 @@ pub fn run_match(
         }
     }
     let mut start_errors = Vec::new();
-    let rules_text = rules.join(" ");
+    let rules_text = rules.forms.join(" ");
+    if let Some(p) = clocks.preview {
+        // Preview answers are not scored: a player may ignore previews.
+        let msg = format!("(preview ({rules_text}) {p})");
+        for (seat, a) in seats.iter().zip(post_all(seats, &msg, p + clocks.grace)) {
+            if let Err(e) = a.body {
+                warn!("{}: preview: {e}", seat.label);
+            }
+        }
+    }
     let starts: Vec<String> = roles
         .iter()
         .map(|role| format!("(start {id} {role} ({rules_text}) {} {})", clocks.start, clocks.play))
@@ -155,7 +220,6 @@ pub fn run_match(
         };
         if !e.is_empty() {
             warn!("{}: {e}", seats[i].label);
-            errors_by_seat[i] += 1;
         }
         start_errors.push(e);
     }
@@ -190,7 +254,6 @@ pub fn run_match(
                 }
                 Err(e) => {
                     warn!("{} (turn {}): {e}; playing a random legal move instead", seats[r].label, moves.len());
-                    errors_by_seat[r] += 1;
                     errs.push(e);
                     legal[rng.below(legal.len())]
                 }
@@ -240,9 +303,14 @@ pub fn run_match(
 
     let record = json!({
         "matchId": id,
-        "gameName": game.name,
+        "randomToken": random_token(seed),
+        "gameName": rules.name,
+        "gameRulesheetHash": rules.hash,
+        "gameRulesheetFile": rules.file,
+        "gameFile": rules.source,
         "gameRoleNames": roles,
         "playerNamesFromHost": seats.iter().map(|s| s.label.clone()).collect::<Vec<_>>(),
+        "previewClock": clocks.preview.map_or(json!(-1), |p| json!(p)),
         "startClock": clocks.start,
         "playClock": clocks.play,
         "startTime": start_time,
@@ -257,10 +325,14 @@ pub fn run_match(
         "isCompleted": true,
         "isAborted": false,
     });
+    // Written under another name and renamed, so that a run stopped while
+    // writing leaves no half record for `--resume` to count.
     let path = dir.join(format!("{id}.json"));
-    std::fs::write(&path, serde_json::to_string_pretty(&record)?)
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(Outcome { goals, errors: errors_by_seat, fallbacks })
+    let tmp = dir.join(format!("{id}.json.tmp"));
+    std::fs::write(&tmp, serde_json::to_string_pretty(&record)?)
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(Outcome { record })
 }
 
 fn state_text(m: &mut Prover, s: &<Prover as StateMachine>::State) -> String {
@@ -303,7 +375,19 @@ pub fn pairings(players: usize, roles: usize, round_robin: bool) -> Result<Vec<V
 
 #[cfg(test)]
 mod tests {
-    use super::pairings;
+    use super::{game_title, pairings};
+
+    #[test]
+    fn game_names_from_the_rules() {
+        let t = ";;; Tic-tac-toe, written for Propel.\n;;; Two players.\n(role x)";
+        assert_eq!(game_title(t, "games/tictactoe.kif"), "Tic-tac-toe");
+        let t = "; Chess (with 200-step time limit)\n; by someone\n(role white)";
+        assert_eq!(game_title(t, "base/chess_200.v1.kif"), "Chess (with 200-step time limit)");
+        let t = ";;;;;;;;;;;;;;;\n;;;\n;;; Breakthrough\n;;;\n(role white)";
+        assert_eq!(game_title(t, "x/breakthrough.kif"), "Breakthrough");
+        assert_eq!(game_title("(role a) ; Not a title", "dir/some.game.kif"), "some.game");
+        assert_eq!(game_title("", "g.kif"), "g");
+    }
 
     #[test]
     fn round_robin_pairings() {

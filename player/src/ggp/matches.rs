@@ -623,7 +623,8 @@ impl Match {
             }
             None => info!(turn, "plays {mv}"),
         }
-        self.record(json!({"phase": "play", "turn": turn, "machine": self.brain.machine(), "move": mv, "value": value, "visits": visits}));
+        let solved = self.brain.solved();
+        self.record(json!({"phase": "play", "turn": turn, "machine": self.brain.machine(), "move": mv, "value": value, "visits": visits, "solved": solved}));
         Ok(mv)
     }
 
@@ -724,7 +725,8 @@ impl Match {
         match check() {
             Ok(()) => {
                 info!(at = format!("{:.2}", self.started.elapsed().as_secs_f64()), "now on the {}", b.machine());
-                self.record(json!({"event": "machine", "machine": b.machine(), "turn": self.history.len()}));
+                let at = self.started.elapsed().as_secs_f64();
+                self.record(json!({"event": "machine", "machine": b.machine(), "turn": self.history.len(), "at": at}));
                 let from_prover = self.brain.machine() == "prover";
                 self.brain = b;
                 if from_prover {

@@ -21,17 +21,17 @@ use std::path::PathBuf;
 /// How players started by `serve` and `match` search.
 #[derive(clap::Args, Clone, Debug)]
 pub struct PlayerArgs {
-    /// Search threads per match (pipeline: one searches, the others run rollouts).
-    #[arg(long, default_value_t = 1)]
+    /// Search threads per match, 1 to 256 (pipeline: one searches, the others run rollouts).
+    #[arg(long, default_value_t = 1, value_parser = crate::opts::threads_usize(), allow_hyphen_values = true)]
     pub threads: usize,
-    /// Nodes in each match's search graph.
-    #[arg(long, default_value_t = 500_000)]
+    /// Nodes in each match's search graph (16 to 100,000,000).
+    #[arg(long, default_value_t = 500_000, value_parser = crate::opts::count(16, crate::opts::MAX_POOL), allow_hyphen_values = true)]
     pub pool: usize,
-    /// UCB exploration constant (values 0..1).
-    #[arg(long, default_value_t = 0.7)]
+    /// UCB exploration constant (values 0..1 are usual; at most 10).
+    #[arg(long, default_value_t = 0.7, value_parser = crate::opts::exploration(), allow_hyphen_values = true)]
     pub exploration: f64,
     /// Seconds kept in hand on each clock for the network (at most 30% of the clock).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = crate::opts::seconds(), allow_hyphen_values = true)]
     pub margin: f64,
     /// Machines built in the background after the prover, in order of preference.
     #[arg(long, default_value = "propnet,jit", value_delimiter = ',')]

@@ -61,7 +61,11 @@ pub fn records(dir: &Path) -> Vec<Value> {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "json") {
-            out.push(serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap());
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+            // standings.json lies beside the records.
+            if v.get("matchId").is_some() {
+                out.push(v);
+            }
         }
     }
     out

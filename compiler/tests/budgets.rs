@@ -1,0 +1,64 @@
+//! Budgets that hold: rule sets built to explode stop within 10% of their
+//! time limit (plus a small constant for the process being descheduled on a
+//! busy machine), with an error naming the relation and a count; size
+//! limits name the relation as written in the file.
+
+use propel_compiler::ground::GroundLimits;
+use propel_compiler::pipeline::compile;
+use propel_compiler::propnet::passes::Pass;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Paths of length four in a complete graph on `n` nodes: `n^2` facts
+/// for `q`, found among `n^5` candidate bindings (3.2e11 for n = 200), so
+/// the join runs far beyond any test's time without deriving much.
+fn paths(n: usize) -> Arc<propel_compiler::Game> {
+    let nodes: String = (0..n).map(|i| format!("(n {i}) ")).collect();
+    let text = format!(
+        "(role r) (init (c 0)) {nodes}
+         (<= (e ?x ?y) (n ?x) (n ?y))
+         (<= (q ?a ?f) (e ?a ?b) (e ?b ?c) (e ?c ?d) (e ?d ?f))
+         (<= (legal r (go ?a)) (true (c ?a)) (q ?a ?f))
+         (<= (next (c ?a)) (does r (go ?a)))
+         (<= terminal (true (c 1))) (goal r 100)"
+    );
+    Arc::new(propel_compiler::load("explode.kif", text).expect("valid"))
+}
+
+/// The slack a stop may take beyond 10% of the limit: one check interval
+/// and the process waiting for a core on a loaded machine.
+const SLACK: Duration = Duration::from_millis(300);
+
+#[test]
+fn a_build_stops_within_its_time_limit() {
+    let game = paths(200);
+    let time = Duration::from_secs(2);
+    // Sizes unlimited: only the clock can stop it.
+    let limits = GroundLimits { max_atoms: usize::MAX, max_rules: usize::MAX, time, cancel: None };
+    let t = Instant::now();
+    let e = compile(&game, &limits, Pass::DEFAULT).err().expect("cannot finish in 2 s");
+    let took = t.elapsed();
+    assert!(e.is_timeout(), "{e}");
+    assert!(took <= time.mul_f64(1.1) + SLACK, "stopped after {took:?} with a limit of {time:?}");
+    assert!(took >= time.mul_f64(0.9), "stopped early, after {took:?}: {e}");
+    let text = e.to_string();
+    // The relation being derived when the time ran out, and a count.
+    assert!(text.contains("time limit") && (text.contains("`q`") || text.contains("`e`")), "{text}");
+    assert!(text.contains("so far"), "{text}");
+}
+
+#[test]
+fn a_size_limit_names_the_relation_and_its_count() {
+    // The same game with 50 nodes: 2,500 paths, 312M candidates; with a
+    // model of at most 1,000 atoms the limit is the size, not the clock.
+    let game = paths(50);
+    let limits = GroundLimits { max_atoms: 1_000, time: Duration::from_secs(30), ..Default::default() };
+    let t = Instant::now();
+    let e = compile(&game, &limits, Pass::DEFAULT).err().expect("over 1,000 atoms");
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert!(!e.is_timeout(), "{e}");
+    let text = e.to_string();
+    assert!(text.contains("more than 1000"), "{text}");
+    // Named as written in the file, whatever rewrite was tried.
+    assert!(!text.contains('@') && !text.contains('~'), "{text}");
+}
