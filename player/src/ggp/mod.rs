@@ -62,7 +62,8 @@ pub struct PlayerArgs {
     /// Search settings, comma-separated KEY=VALUE (to measure a feature
     /// against the default): material=auto|off, weight=N (visits at a
     /// node's material value), greedy=auto|on|off,
-    /// expand-terminal=auto|on|off. See docs/mcts.md.
+    /// expand-terminal=auto|on|off, minimax=A (implicit minimax weight,
+    /// 0 = off), mast=E|off (MAST rollouts without lanes). See docs/mcts.md.
     #[arg(long, default_value = "")]
     pub search: propel_runtime::mcts::Tuning,
     #[command(flatten)]
