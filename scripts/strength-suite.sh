@@ -24,7 +24,12 @@
 #   ARGS="..."      extra `propel serve` flags of the measured player
 #   OPP_ARGS="..."  extra `propel serve` flags of `bin:` opponents
 #   MATCHES=2       matches per game and seat
-#   PLAY=1 START=20 the clocks (seconds); START_<game>=S overrides per game
+#   PLAY=1 START=20 the clocks (seconds); START_<game>=S overrides per game;
+#                   the games whose network takes over 10 s to build on a
+#                   loaded 2-core machine (checkers, hex, reversi, skirmish,
+#                   speedChess) get at least HEAVY=40 unless overridden, so
+#                   that the player searches its network with the analysis
+#                   rather than the prover (at 10 s they did not)
 #   MARGIN=0.9      Propel's margin (seconds; at most 30% of a clock)
 #   GAMES="..."     games (paths under $CORPUS), default the ten below
 #   CORPUS=../shared/games
@@ -36,6 +41,7 @@ cd "$(dirname "$0")/.."
 MATCHES=${MATCHES:-2}
 PLAY=${PLAY:-1}
 START=${START:-20}
+HEAVY=${HEAVY:-40}
 MARGIN=${MARGIN:-0.9}
 JOBS=${JOBS:-1}
 OUT=${OUT:-strength-suite}
@@ -43,7 +49,7 @@ PORT=${PORT:-9400}
 CORPUS=${CORPUS:-../shared/games}
 GAMES=${GAMES:-"base/breakthrough base/knightThrough ggp-base-games/connectFour base/pentago.v1
 base/nineBoardTicTacToe base/reversi base/hex base/checkers base/skirmish base/speedChess"}
-[ $# -gt 0 ] || { sed -n '2,36p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,38p' "$0"; exit 2; }
 if [ ! -d "$CORPUS" ]; then
   echo "the game corpus is not at $CORPUS (set CORPUS): the suite needs it" >&2
   exit 2
@@ -59,6 +65,7 @@ OUT=$(cd "$OUT" && pwd)
 # Serves `propel serve` from binary $1 as $2 with flags $3; prints its URL.
 serve() {
   local bin=$1 name=$2 flags=$3 log=$4
+  : > "$log"
   # shellcheck disable=SC2086
   "$bin" serve --port 0 --host 127.0.0.1 --name "$name" --threads 1 --margin "$MARGIN" \
     --log-dir "$OUT/logs" $flags > "$log" 2>&1 &
@@ -104,6 +111,9 @@ play() {
   esac
   local var="START_${stem//[^A-Za-z0-9_]/_}"
   local start=${!var:-$START}
+  case $stem in
+    checkers* | hex* | reversi* | skirmish* | speedChess*) [ -n "${!var:-}" ] || [ "$start" -ge "$HEAVY" ] || start=$HEAVY ;;
+  esac
   echo "== $stem: propel vs $name, $MATCHES per seat, clocks $start/$PLAY s, load $(cut -d' ' -f1-3 /proc/loadavg)"
   RUST_LOG=warn "$PROPEL" match "$CORPUS/$game.kif" --player "$me" --player "$other" --round-robin \
     --matches "$MATCHES" --start-clock "$start" --play-clock "$PLAY" --threads 1 --margin "$MARGIN" \
