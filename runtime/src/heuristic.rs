@@ -57,6 +57,50 @@ impl Evaluator {
     }
 }
 
+/// Material in a two-player capture game: each role's pieces (base
+/// propositions, each with a value), found by the analysis where a role's
+/// pieces are only ever lost and the pieces left at the end go with
+/// winning. Read relative to a reference state (the search's root), as
+/// Sancho's piece heuristic does: what matters is what a line of play
+/// gains or loses, not the balance the game already has.
+#[derive(Clone, Debug)]
+pub struct Material {
+    /// Per role (two): its pieces' bases and their values.
+    pub pieces: Vec<Vec<(u32, f64)>>,
+    /// Per role: the groups the pieces came from, e.g. `(cell _ _ white)`.
+    pub names: Vec<Vec<String>>,
+    /// Virtual visits a new node gets at its material value.
+    pub weight: u32,
+}
+
+impl Material {
+    /// Role `role`'s material in the state with these base bits.
+    pub fn of(&self, role: usize, bits: &[u64]) -> f64 {
+        let Some(pieces) = self.pieces.get(role) else { return 0.0 };
+        pieces
+            .iter()
+            .filter(|&&(b, _)| bits.get(b as usize / 64).is_some_and(|w| w >> (b % 64) & 1 == 1))
+            .map(|&(_, v)| v)
+            .sum()
+    }
+
+    /// Role 0's value (0..1) of `bits` seen from `reference`: a logistic
+    /// of how far the share of the material (role 0's minus role 1's, over
+    /// both) moved since `reference`, scaled by the material on the board
+    /// (a piece means more when few are left); 0.5 when it did not move.
+    /// Role 1's value is one minus it.
+    pub fn relative(&self, bits: &[u64], reference: &[u64]) -> f64 {
+        // A small constant keeps an empty board finite.
+        let share = |b: &[u64]| {
+            let (x, y) = (self.of(0, b) + 1e-6, self.of(1, b) + 1e-6);
+            ((x - y) / (x + y), x + y)
+        };
+        let (now, total) = share(bits);
+        let (then, _) = share(reference);
+        1.0 / (1.0 + (-(total / 4.0) * (now - then)).exp())
+    }
+}
+
 /// How many random rollouts a prediction is worth. A rollout from state s
 /// is a sample of the random-play value m(s) with variance σ²(s); the
 /// prediction h(s) misses m(s) by a bias b(s). Averaging k rollouts leaves

@@ -96,8 +96,6 @@ where
     }
 }
 
-type RolloutFn<M> = fn(&mut M, &<M as StateMachine>::State, &mut Rng, &mut [f64]) -> Result<u32, MachineError>;
-
 /// [`Simulator::rollouts`] as a loop of single rollouts (`roll`).
 pub fn one_at_a_time<M: Simulator>(
     m: &mut M,
@@ -106,7 +104,7 @@ pub fn one_at_a_time<M: Simulator>(
     rng: &mut Rng,
     sums: &mut [f64],
     stop: &dyn Fn() -> bool,
-    roll: RolloutFn<M>,
+    mut roll: impl FnMut(&mut M, &M::State, &mut Rng, &mut [f64]) -> Result<u32, MachineError>,
 ) -> Result<u32, MachineError>
 where
     M::State: Send + Sync + 'static,
@@ -231,16 +229,89 @@ impl Simulator for Prover {
     }
 }
 
+/// Which moves greedy rollouts try one ply ahead ([`greedy_rollout`]).
+#[derive(Clone, Debug, Default)]
+pub struct Greedy {
+    /// By move index ([`Simulator::move_index`]): whether the move was
+    /// seen to end a game (the analysis's sample). Only these are tried,
+    /// so that a state where no move can end the game costs nothing (in
+    /// breakthrough, only moves onto the last row). Empty: every move is
+    /// tried (also on machines without move indices).
+    pub terminating: Vec<bool>,
+}
+
+impl Greedy {
+    /// Whether `mv` may end the game (and so is worth trying).
+    fn may_end<M: Simulator>(&self, m: &M, mv: M::Move) -> bool
+    where
+        M::State: Send + Sync,
+        M::Move: Send + Sync,
+    {
+        if self.terminating.is_empty() {
+            return true;
+        }
+        match m.move_index(mv) {
+            Some(i) => self.terminating.get(i as usize).copied().unwrap_or(false),
+            None => true,
+        }
+    }
+}
+
+/// How a rollout picks a role's move among several (an index into the
+/// moves), when greedy rollouts do not decide.
+pub trait Pick<M: Simulator>
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    fn pick(&mut self, m: &M, role: usize, moves: &[M::Move], rng: &mut Rng) -> usize;
+}
+
+/// Uniformly random moves.
+pub struct Uniform;
+
+impl<M: Simulator> Pick<M> for Uniform
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    fn pick(&mut self, _: &M, _: usize, moves: &[M::Move], rng: &mut Rng) -> usize {
+        rng.below(moves.len())
+    }
+}
+
 /// A greedy random playout from `s`: where one role has a choice, a move
 /// that ends the game with goal 100 for it is taken, and a move that ends
 /// the game with goal 0 for it is avoided when another exists; otherwise
-/// moves are uniformly random. Costs one state update per legal move of
-/// the chooser at every step, so the analysis decides when it pays.
+/// moves are uniformly random. Only the moves `greedy` says may end the
+/// game are tried one ply ahead (one state update each), so the analysis
+/// decides when it pays.
 pub fn greedy_rollout<M: Simulator>(
     m: &mut M,
     s: &M::State,
     rng: &mut Rng,
     goals: &mut [f64],
+    greedy: &Greedy,
+) -> Result<u32, MachineError>
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    policy_rollout(m, s, rng, goals, Some(greedy), &mut Uniform, None)
+}
+
+/// A playout from `s` whose moves `pick` chooses, greedy where `greedy`
+/// says (see [`greedy_rollout`]); each role's goal (0..=100) into
+/// `goals`, and, when `played` is given, every move a role chose among
+/// several, with the role. Returns the playout's length.
+pub fn policy_rollout<M: Simulator>(
+    m: &mut M,
+    s: &M::State,
+    rng: &mut Rng,
+    goals: &mut [f64],
+    greedy: Option<&Greedy>,
+    pick: &mut impl Pick<M>,
+    mut played: Option<&mut Vec<(usize, M::Move)>>,
 ) -> Result<u32, MachineError>
 where
     M::State: Send + Sync,
@@ -249,7 +320,7 @@ where
     let roles = m.roles().len();
     let mut moves: Vec<Vec<M::Move>> = vec![Vec::new(); roles];
     let mut joint = Vec::with_capacity(roles);
-    let mut ok = Vec::new();
+    let mut losing: Vec<M::Move> = Vec::new();
     let mut s = s.clone();
     let mut len = 0u32;
     while !m.is_terminal(&s)? {
@@ -260,40 +331,51 @@ where
             if mv.is_empty() {
                 return Err(MachineError::NoLegalMove { role: Some(m.roles()[r].clone()) });
             }
-            joint.push(mv[rng.below(mv.len())]);
             if mv.len() > 1 {
                 chooser = if chooser.is_none() { Some(r) } else { Some(usize::MAX) };
+                joint.push(mv[pick.pick(m, r, mv, rng)]);
+            } else {
+                joint.push(mv[0]);
             }
         }
-        let next = match chooser.filter(|&r| r != usize::MAX) {
-            Some(r) => {
-                ok.clear();
-                let mut win = None;
-                for &mv in &moves[r] {
-                    joint[r] = mv;
-                    let n = m.next_state(&s, &joint)?;
-                    if m.is_terminal(&n)? {
-                        match m.goal(&n, r)?.score() {
-                            100 => {
-                                win = Some(n);
-                                break;
-                            }
-                            0 => continue,
-                            _ => {}
-                        }
-                    }
-                    ok.push(n);
+        let mut next = None;
+        if let Some((r, greedy)) = chooser.filter(|&r| r != usize::MAX).zip(greedy) {
+            let choice = joint[r];
+            losing.clear();
+            for &mv in &moves[r] {
+                if !greedy.may_end(m, mv) {
+                    continue;
                 }
-                match win {
-                    Some(n) => n,
-                    None if !ok.is_empty() => ok.swap_remove(rng.below(ok.len())),
-                    // Every move loses: any will do.
-                    None => m.next_state(&s, &joint)?,
+                joint[r] = mv;
+                let n = m.next_state(&s, &joint)?;
+                if m.is_terminal(&n)? {
+                    match m.goal(&n, r)?.score() {
+                        100 => {
+                            next = Some(n);
+                            break;
+                        }
+                        0 => losing.push(mv),
+                        _ => {}
+                    }
                 }
             }
-            _ => m.next_state(&s, &joint)?,
+            if next.is_none() {
+                joint[r] = choice;
+            }
+            // The chosen move loses at once: a random one that does not, if any.
+            let ok = moves[r].len() - losing.len();
+            if next.is_none() && losing.contains(&choice) && ok > 0 {
+                let k = rng.below(ok);
+                joint[r] = moves[r].iter().copied().filter(|mv| !losing.contains(mv)).nth(k).unwrap_or(choice);
+            }
+        }
+        if let Some(p) = played.as_deref_mut() {
+            p.extend((0..roles).filter(|&r| moves[r].len() > 1).map(|r| (r, joint[r])));
+        }
+        s = match next {
+            Some(n) => n,
+            None => m.next_state(&s, &joint)?,
         };
-        s = next;
         len += 1;
         if len as u64 > crate::playout::MAX_PLAYOUT_STEPS {
             return Err(MachineError::StepLimit { steps: crate::playout::MAX_PLAYOUT_STEPS });

@@ -74,6 +74,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         "greedy_reason": an.greedy_reason,
         "rollouts_per_request": an.rollouts_per_request,
         "missed_wins": an.missed_wins,
+        "terminating_moves": an.terminating_moves,
+        "material": an.material.as_ref().map(|m| json!({"pieces": m.names, "weight": m.weight})),
+        "material_reason": an.material_reason,
+        "greedy_check_cost": an.greedy_check_cost,
         "win_check_cost": an.win_check_cost,
         "expand_terminal": an.expand_terminal,
         "expand_terminal_reason": an.expand_terminal_reason,
@@ -123,6 +127,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     println!("exploration: {:.2} ({})", an.exploration, an.exploration_reason);
     println!("greedy rollouts: {} ({})", an.greedy_rollouts, an.greedy_reason);
+    println!(
+        "material: {} ({})",
+        if an.material.is_some() { "new nodes start at their material relative to the root" } else { "none" },
+        an.material_reason
+    );
     println!("rollouts per request (start): {}", an.rollouts_per_request);
     println!("terminal children on expansion: {} ({})", an.expand_terminal, an.expand_terminal_reason);
     println!("heuristic candidates: {} per role", an.candidates - an.roles.len());

@@ -102,6 +102,7 @@ where
         factors: Vec::new(),
         goal_max: Vec::new(),
         expand_terminal: a.expand_terminal,
+        ..Config::default()
     };
     let mut search = Search::new(m, s0, cfg)?;
     let deadline = Instant::now() + Duration::from_secs_f64(a.seconds);

@@ -67,6 +67,8 @@ pub struct PlayerConfig {
     pub heuristics: bool,
     /// Search the analysis's factors one by one.
     pub factored: bool,
+    /// Search settings from the command line (what the analysis may turn on).
+    pub tuning: propel_runtime::mcts::Tuning,
     /// Use the hybrid machine (tree on the propnet, rollouts in batches on
     /// the JIT's lanes) where the lanes measure far faster.
     pub lanes: bool,
@@ -892,16 +894,7 @@ fn spawn_builder(
                         a.factors.len()
                     );
                     if let Strategy::Mcts(c) = &mut strategy {
-                        c.exploration = a.exploration;
-                        c.greedy = a.greedy_rollouts;
-                        c.expand_terminal = a.expand_terminal;
-                        c.goal_max = a.goal_bounds.iter().map(|&(_, hi)| hi as f64 / 100.0).collect();
-                        if cfg.heuristics {
-                            c.heuristic = a.evaluator.clone().map(Arc::new);
-                        }
-                        if cfg.factored {
-                            c.factors = a.factors.iter().map(|f| f.moves.clone()).collect();
-                        }
+                        cfg.tuning.configure(c, &a, cfg.heuristics, cfg.factored);
                     }
                     let summary = json!({
                         "games": a.games, "avg_length": a.avg_length, "branching": a.branching,
@@ -910,6 +903,8 @@ fn spawn_builder(
                         "expand_terminal": a.expand_terminal, "goal_bounds": a.goal_bounds,
                         "heuristics": a.heuristics.len(), "prior_visits": a.prior_visits,
                         "heuristics_used": cfg.heuristics && a.evaluator.is_some(),
+                        "material": a.material_reason, "greedy_moves": a.terminating_moves,
+                        "greedy_check_cost": a.greedy_check_cost,
                         "factors": a.factors.len(), "factored_search": cfg.factored && a.factors.len() > 1,
                         "puzzle": a.puzzle_note,
                     });

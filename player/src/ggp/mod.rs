@@ -59,6 +59,13 @@ pub struct PlayerArgs {
     /// of the interpreted propnet (the hybrid machine).
     #[arg(long)]
     pub no_lanes: bool,
+    /// Search settings, comma-separated KEY=VALUE (to measure a feature
+    /// against the default): material=auto|off, weight=N (visits at a
+    /// node's material value), greedy=auto|on|off,
+    /// expand-terminal=auto|on|off, minimax=A (implicit minimax weight,
+    /// 0 = off), mast=E|off (MAST rollouts without lanes). See docs/mcts.md.
+    #[arg(long, default_value = "")]
+    pub search: propel_runtime::mcts::Tuning,
     #[command(flatten)]
     pub codegen: crate::machines::CodegenArgs,
 }
@@ -109,6 +116,7 @@ impl PlayerArgs {
             machines: self.machines.clone(),
             analysis: !self.no_analysis,
             heuristics: !self.no_heuristics,
+            tuning: self.search.clone(),
             factored: !self.no_factors,
             lanes: !self.no_lanes,
             seed: self.seed,

@@ -7,12 +7,13 @@
 
 mod factors;
 mod learn;
+mod material;
 
-use crate::heuristic::Evaluator;
+use crate::heuristic::{Evaluator, Material};
 use crate::machine::{MachineError, StateMachine};
 use crate::propnet::{NetState, PropnetMachine};
 use crate::rng::Rng;
-use crate::simulate::Simulator;
+use crate::simulate::{Greedy, Simulator};
 use factors::{factors, Breadth, Solver};
 use learn::{base_groups, pearson};
 use propel_compiler::propnet::{Kind, Propnet};
@@ -72,6 +73,13 @@ pub struct Analysis {
     pub exploration_reason: String,
     pub greedy_rollouts: bool,
     pub greedy_reason: String,
+    /// Moves (inputs) seen to end a game in the sample: the only ones
+    /// greedy rollouts try.
+    pub terminating_moves: usize,
+    /// Next states per decision for a greedy check of those moves alone.
+    pub greedy_check_cost: f64,
+    /// What greedy rollouts try, where they are chosen.
+    pub greedy: Option<Greedy>,
     pub rollouts_per_request: u32,
     /// Share of turn-taking decisions in random games where the mover had a
     /// win one move away and did not play it.
@@ -96,6 +104,12 @@ pub struct Analysis {
     pub prior_visits: u32,
     /// States that measured it.
     pub calibration_states: usize,
+    /// Piece groups tried for a material heuristic.
+    pub piece_candidates: usize,
+    /// Each role's material (two-player capture games), relative to the
+    /// search's root; see [`Material`].
+    pub material: Option<Material>,
+    pub material_reason: String,
     /// What the search uses to initialise nodes, when the models are worth
     /// at least one rollout.
     pub evaluator: Option<Evaluator>,
@@ -171,6 +185,8 @@ pub fn analyse_until(
     // Which game each sample came from, and held-out states kept whole.
     let mut sample_game: Vec<u32> = Vec::new();
     let mut calib: Vec<NetState> = Vec::new();
+    let mut pieces = material::Sampler::new(net, nr);
+    let mut final_goals = vec![0.0; nr];
     let s0 = m.initial_state()?;
     let t_games = Instant::now();
     while t_games.elapsed() < sample_budget && a.games < 100_000 && !stop.passed() {
@@ -179,7 +195,9 @@ pub fn analyse_until(
         game_feats.clear();
         game_states.clear();
         let keep_every = 1 + (a.games as u64 * 50 / MAX_SAMPLES as u64) as u32;
+        pieces.start_game();
         while !m.is_terminal(&s)? {
+            pieces.state(s.bits());
             joint.clear();
             let mut choosers = 0;
             let mut mobility = Vec::with_capacity(nr);
@@ -213,6 +231,7 @@ pub fn analyse_until(
         }
         a.games += 1;
         *lengths.entry(len).or_default() += 1;
+        pieces.state(s.bits());
         // Only the second half of a game: early states say little about a
         // random game's outcome and would drown what later states say.
         let half = game_feats.len() / 2;
@@ -227,12 +246,14 @@ pub fn analyse_until(
         }
         for r in 0..nr {
             let g = m.goal(&s, r)?.score();
+            final_goals[r] = g as f64;
             *goal_counts[r].entry(g).or_default() += 1;
             for _ in 0..game_feats.len() {
                 outcomes[r].push(g as f64);
             }
         }
         features.append(&mut game_feats);
+        pieces.end_game(&final_goals);
     }
     let secs = t_games.elapsed().as_secs_f64();
     a.playouts_per_s = a.games as f64 / secs.max(1e-9);
@@ -267,6 +288,8 @@ pub fn analyse_until(
         }
     }
     a.heuristic_r2 = models.iter().map(|m| m.as_ref().map(|m| m.r2)).collect();
+    a.piece_candidates = pieces.candidates();
+    (a.material, a.material_reason) = pieces.finish();
     a.mobility = (0..nr)
         .map(|r| {
             let xs: Vec<f64> = features.iter().map(|f| f[groups.len() + r]).collect();
@@ -332,11 +355,16 @@ pub fn analyse_until(
     };
 
     // Greedy rollouts pay when random play often misses a win one move
-    // away: measured on states from random games.
+    // away: measured on states from random games, where every move of the
+    // mover is tried to learn which moves can end the game at all.
     let greedy_budget = budget.mul_f64(0.15);
     let t = Instant::now();
     let (mut decisions, mut missed, mut extra_steps) = (0u32, 0u32, 0u64);
     let mut per_role: Vec<Vec<_>> = vec![Vec::new(); nr];
+    let mut terminating = vec![false; net.inputs.len()];
+    // The legal moves of the decisions sampled, to count afterwards what
+    // a check of the terminating moves alone would have cost.
+    let mut sampled: Vec<Vec<u32>> = Vec::new();
     'outer: while t.elapsed() < greedy_budget && a.games > 0 && !a.simultaneous && !stop.passed() {
         let mut s = s0.clone();
         while !m.is_terminal(&s)? {
@@ -349,19 +377,31 @@ pub fn analyse_until(
             if let Some(r) = (0..nr).find(|&r| per_role[r].len() > 1) {
                 let played = joint[r];
                 let mut win = None;
-                for &mv in &per_role[r] {
+                for (k, &mv) in per_role[r].iter().enumerate() {
                     joint[r] = mv;
                     let n = m.next_state(&s, &joint)?;
-                    extra_steps += 1;
-                    if m.is_terminal(&n)? && m.goal(&n, r)?.score() == 100 {
-                        win = Some(mv);
-                        break;
+                    if !m.is_terminal(&n)? {
+                        continue;
                     }
+                    if let Some(t) = terminating.get_mut(mv as usize) {
+                        *t = true;
+                    }
+                    if win.is_none() && m.goal(&n, r)?.score() == 100 {
+                        // What a check that stops at the first win costs.
+                        extra_steps += k as u64 + 1;
+                        win = Some(mv);
+                    }
+                }
+                if win.is_none() {
+                    extra_steps += per_role[r].len() as u64;
                 }
                 joint[r] = played;
                 decisions += 1;
                 if win.is_some_and(|w| w != played) {
                     missed += 1;
+                }
+                if sampled.len() < MAX_SAMPLES {
+                    sampled.push(per_role[r].clone());
                 }
             }
             s = m.next_state(&s, &joint)?;
@@ -370,6 +410,9 @@ pub fn analyse_until(
             }
         }
     }
+    let tried: usize = sampled.iter().map(|mv| mv.iter().filter(|&&i| terminating[i as usize]).count()).sum();
+    a.greedy_check_cost = tried as f64 / sampled.len().max(1) as f64;
+    a.terminating_moves = terminating.iter().filter(|&&t| t).count();
     let miss_rate = missed as f64 / decisions.max(1) as f64;
     let cost = extra_steps as f64 / decisions.max(1) as f64;
     // The check multiplies the cost of a playout step by about `cost`, and
@@ -379,7 +422,13 @@ pub fn analyse_until(
     // 0.5 s a move. Terminal children on expansion (below) catch wins one
     // move away inside the tree for far less; greedy rollouts only where the
     // check is nearly free.
-    a.greedy_rollouts = !a.simultaneous && miss_rate > 0.02 && cost < 3.0;
+    // Greedy rollouts try only the moves seen to end a game: in
+    // breakthrough and knightThrough, moves onto the last row, legal only
+    // where such a move wins.
+    a.greedy_rollouts = !a.simultaneous && miss_rate > 0.02 && a.greedy_check_cost < 3.0;
+    if a.greedy_rollouts {
+        a.greedy = Some(Greedy { terminating });
+    }
     // Terminal children on expansion cost one next state per move of the
     // expanded node. Counted in next states against a rollout's steps, it
     // looked cheap on breakthrough (24 against 64) and connect four (6.1
@@ -398,8 +447,10 @@ pub fn analyse_until(
         a.avg_length
     );
     a.greedy_reason = format!(
-        "random play missed an immediate win in {:.1}% of {decisions} decisions; a 1-ply check costs {cost:.1} extra steps per move{}",
+        "random play missed an immediate win in {:.1}% of {decisions} decisions; a 1-ply check of the {} moves seen to end a game costs {:.2} extra steps per move (on under 3){}",
         100.0 * miss_rate,
+        a.terminating_moves,
+        a.greedy_check_cost,
         if a.simultaneous { "; not used with simultaneous moves" } else { "" }
     );
 

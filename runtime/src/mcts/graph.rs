@@ -13,7 +13,7 @@
 //! instead of dangling. A recycled slot keeps its vectors' memory, so a
 //! full pool allocates nothing more.
 
-use crate::heuristic::Evaluator;
+use crate::heuristic::{Evaluator, Material};
 use crate::machine::MachineError;
 use crate::rng::Rng;
 use crate::simulate::Simulator;
@@ -99,6 +99,10 @@ pub(crate) struct Node<S, Mv> {
     wide: Option<Vec<SmallVec<[u16; 4]>>>,
     visits: u32,
     touched: u64,
+    /// Implicit minimax: role 0's share of the material here, backed up
+    /// by minimax from the children in the graph (±3 for a known win or
+    /// loss); NaN where not evaluated.
+    share: f32,
 }
 
 impl<S, Mv> Node<S, Mv> {
@@ -119,6 +123,7 @@ impl<S, Mv> Node<S, Mv> {
             wide: None,
             visits: 0,
             touched: 0,
+            share: f32::NAN,
         }
     }
 
@@ -196,6 +201,7 @@ impl<S, Mv> Node<S, Mv> {
         self.wide = None;
         self.visits = 0;
         self.touched = touched;
+        self.share = f32::NAN;
     }
 
     /// Records the roles' legal moves (an expanded node).
@@ -264,6 +270,16 @@ where
     live: usize,
     scratch: Vec<M::Move>,
     heuristic: Option<Arc<Evaluator>>,
+    /// Material relative to the root (two-player capture games): new
+    /// nodes start with its value, before any `heuristic`.
+    material: Option<Arc<Material>>,
+    /// Implicit minimax backups (Lanctot et al. 2014) of the material
+    /// share: UCB reads a child's value as this much of its minimax
+    /// material value and the rest its mean (0: off).
+    minimax: f64,
+    /// The root's material share and scale (see [`Material::relative`]),
+    /// read at every selection.
+    root_share: (f64, f64),
     /// Per role, the best value (0..1) the game can give it: a node where
     /// a child gives the chooser that much is solved.
     goal_max: SmallVec<[f64; 4]>,
@@ -291,6 +307,9 @@ where
             live: 0,
             scratch: Vec::new(),
             heuristic: None,
+            material: None,
+            minimax: 0.0,
+            root_share: (0.0, 1.0),
             goal_max: SmallVec::from_elem(1.0, m.roles().len()),
             expand_terminal: false,
         };
@@ -301,6 +320,100 @@ where
     /// New nodes start with the evaluator's prediction (see [`Evaluator`]).
     pub fn set_heuristic(&mut self, h: Option<Arc<Evaluator>>) {
         self.heuristic = h.filter(|h| h.prior_visits > 0);
+    }
+
+    /// New nodes start with their material relative to the root's (see
+    /// [`Material`]), where the game has two roles.
+    pub fn set_material(&mut self, material: Option<Arc<Material>>) {
+        self.material = material.filter(|mat| mat.weight > 0 && self.roles == 2);
+    }
+
+    /// Implicit minimax backups of the material with weight `alpha`
+    /// (0..1; 0 or no material: off).
+    pub fn set_minimax(&mut self, alpha: f64) {
+        self.minimax = if alpha.is_finite() { alpha.clamp(0.0, 1.0) } else { 0.0 };
+    }
+
+    /// Whether implicit minimax backups are on.
+    fn minimax_on(&self) -> bool {
+        self.minimax > 0.0 && self.material.is_some()
+    }
+
+    /// Role 0's material share in `n` (see [`Node::share`]): ±3 (or 0,
+    /// a draw) where its value is known.
+    fn share_of(&self, m: &M, n: &Node<M::State, M::Move>) -> f32 {
+        if n.terminal || n.solved {
+            return n.value.first().map_or(f32::NAN, |&v| (3.0 * (2.0 * v - 1.0)) as f32);
+        }
+        match (&self.material, n.state.as_ref().and_then(|s| m.base_bits(s))) {
+            (Some(mat), Some(bits)) => {
+                let (x, y) = (mat.of(0, bits) + 1e-6, mat.of(1, bits) + 1e-6);
+                ((x - y) / (x + y)) as f32
+            }
+            _ => f32::NAN,
+        }
+    }
+
+    /// Gives a new node its material share, when minimax backups are on.
+    fn evaluate_share(&mut self, m: &M, r: NodeRef) {
+        if self.minimax_on() {
+            if let Some(n) = self.get(r) {
+                let share = self.share_of(m, n);
+                self.nodes[r.idx as usize].share = share;
+            }
+        }
+    }
+
+    /// The root's material share and the scale of a change in it (a
+    /// quarter of the material on the board, as [`Material::relative`]).
+    fn root_material(&self, m: &M) -> (f64, f64) {
+        let bits = self.get(self.root).and_then(|n| n.state.as_ref()).and_then(|s| m.base_bits(s));
+        match (&self.material, bits) {
+            (Some(mat), Some(bits)) => {
+                let (x, y) = (mat.of(0, bits) + 1e-6, mat.of(1, bits) + 1e-6);
+                ((x - y) / (x + y), (x + y) / 4.0)
+            }
+            _ => (0.0, 1.0),
+        }
+    }
+
+    /// `role`'s value (0..1) of a minimax share, against the root's.
+    fn share_value(&self, share: f32, role: usize) -> f64 {
+        let v0 = if share.abs() >= 2.5 {
+            (share > 0.0) as u8 as f64
+        } else {
+            let (root, scale) = self.root_share;
+            1.0 / (1.0 + (-scale * (share as f64 - root)).exp())
+        };
+        if role == 0 {
+            v0
+        } else {
+            1.0 - v0
+        }
+    }
+
+    /// Backs the minimax share up into `r` from its children in the graph:
+    /// the best for the one role that chooses there.
+    fn back_up_share(&mut self, r: NodeRef) {
+        let Some(n) = self.get(r) else { return };
+        let Some(c) = n.single.map(usize::from) else { return };
+        if n.solved || n.moves(c) < 2 {
+            return;
+        }
+        let mut best = f32::NAN;
+        for e in n.role(c) {
+            let Some(child) = self.get(e.child) else { continue };
+            let v = child.share;
+            if v.is_nan() {
+                continue;
+            }
+            if best.is_nan() || (c == 0 && v > best) || (c == 1 && v < best) {
+                best = v;
+            }
+        }
+        if !best.is_nan() {
+            self.nodes[r.idx as usize].share = best;
+        }
     }
 
     /// Each role's greatest reachable goal (0..1), from the analysis's goal bounds.
@@ -314,14 +427,47 @@ where
         self.expand_terminal = on;
     }
 
-    /// Each role's predicted value of `child` (NaN where there is none).
-    fn predict(&self, m: &M, child: NodeRef) -> Option<SmallVec<[f64; 4]>> {
-        let h = self.heuristic.as_ref()?;
+    /// Each role's predicted value of `child` (NaN where there is none)
+    /// and how many visits it is worth: its material relative to the
+    /// root's, else the learnt evaluator's prediction.
+    fn predict(&self, m: &M, child: NodeRef) -> Option<(SmallVec<[f64; 4]>, u32)> {
         let c = self.get(child).filter(|c| !c.terminal && !c.solved)?;
         let bits = m.base_bits(c.state.as_ref()?)?;
+        if let Some(mat) = &self.material {
+            let root = self.get(self.root)?;
+            let h = mat.relative(bits, m.base_bits(root.state.as_ref()?)?);
+            let v = [h, 1.0 - h];
+            let mut out = SmallVec::from_elem(f64::NAN, self.roles);
+            for (r, o) in out.iter_mut().enumerate() {
+                *o = self.recentre(r, v[r]);
+            }
+            return Some((out, mat.weight));
+        }
+        let h = self.heuristic.as_ref()?;
         let mut v = SmallVec::from_elem(f64::NAN, self.roles);
         h.evaluate(bits, &mut v);
-        Some(v)
+        Some((v, h.prior_visits))
+    }
+
+    /// A relative value `h` (0.5: no change since the root) of role `r`
+    /// as an absolute one: the root's mean value for `r`, moved towards 1
+    /// (or 0) by the share `h` moved from 0.5 towards it (Sancho's
+    /// normalisation), once the root has enough visits to have a mean.
+    fn recentre(&self, r: usize, h: f64) -> f64 {
+        let Some(root) = self.get(self.root).filter(|n| n.expanded && n.visits > 50) else { return h };
+        let Some(c) = root.chooser(self.roles) else { return h };
+        let (sum, visits) = root.role(c).iter().fold((0.0, 0u32), |(s, v), e| (s + e.sum, v + e.backed));
+        if visits == 0 {
+            return h;
+        }
+        // Two roles (material is only found there): the other role's mean
+        // is the complement, as goals in these games sum to 100.
+        let mean = if r == c { sum / visits as f64 } else { 1.0 - sum / visits as f64 };
+        if h > 0.5 {
+            mean + (1.0 - mean) * (h - 0.5) * 2.0
+        } else {
+            mean - mean * (0.5 - h) * 2.0
+        }
     }
 
     pub fn live_nodes(&self) -> usize {
@@ -397,6 +543,7 @@ where
         n.terminal = terminal;
         n.solved = terminal;
         n.value = value;
+        self.evaluate_share(m, r);
         Ok(r)
     }
 
@@ -565,9 +712,12 @@ where
             return 0;
         }
         let offset = self.rng.below(k);
-        let edges = self.nodes[r.idx as usize].role(role);
+        let node = &self.nodes[r.idx as usize];
+        let edges = node.role(role);
         let total: u32 = edges.iter().map(|e| e.visits).sum();
         let c = self.exploration * ln(total.max(1) as f64).sqrt();
+        // Implicit minimax: part of a child's value is its minimax share.
+        let alpha = if self.minimax_on() && node.single.is_some() { self.minimax } else { 0.0 };
         let (mut best, mut best_score) = (offset, f64::NEG_INFINITY);
         // From `offset` to the end, then from the start: the first of equal
         // scores wins, so ties go to a random one.
@@ -579,7 +729,12 @@ where
             }
             // The mean plus c / sqrt(visits), with one division.
             let v = e.visits as f64;
-            let score = (e.sum + c * v.sqrt()) / v;
+            let mut score = (e.sum + c * v.sqrt()) / v;
+            if alpha > 0.0 {
+                if let Some(share) = self.get(e.child).map(|ch| ch.share).filter(|x| !x.is_nan()) {
+                    score += alpha * (self.share_value(share, role) - e.sum / v);
+                }
+            }
             if score > best_score {
                 (best, best_score) = (i, score);
             }
@@ -609,6 +764,9 @@ where
     fn walk(&mut self, m: &mut M, path: &mut Vec<Step>, lazy: bool) -> Result<Leaf<M::State>, MachineError> {
         self.iteration += 1;
         path.clear();
+        if self.minimax_on() {
+            self.root_share = self.root_material(m);
+        }
         let mut cur = self.root;
         let no_state = || MachineError::SearchBug("a node without a state");
         loop {
@@ -685,8 +843,7 @@ where
     /// not again for another reply of the other roles, nor for a recycled
     /// child).
     fn initialise(&mut self, m: &M, parent: NodeRef, moves: &[u16], child: NodeRef) {
-        let Some(prior) = self.predict(m, child) else { return };
-        let prior_visits = self.heuristic.as_ref().map_or(0, |h| h.prior_visits);
+        let Some((prior, prior_visits)) = self.predict(m, child) else { return };
         let Some(n) = self.get_mut(parent) else { return };
         for (role, &v) in prior.iter().enumerate() {
             if !v.is_finite() || n.moves(role) < 2 {
@@ -747,6 +904,9 @@ where
                 }
             }
         }
+        if new {
+            self.evaluate_share(m, child);
+        }
         // Making the child may have recycled the parent (a full pool).
         if self.get(parent).is_none() {
             return Ok(());
@@ -777,14 +937,20 @@ where
                 e.backed += 1;
             });
         }
+        if self.minimax_on() {
+            for s in path.iter().rev() {
+                self.back_up_share(s.node);
+            }
+        }
     }
 
     /// [`Graph::backprop`] of the value of a terminal or solved leaf
     /// ([`Leaf::Known`]), then solves what it decides on the way up (only
     /// such a value can solve a node).
     pub fn backprop_known(&mut self, path: &[Step], value: &[f64]) {
-        self.backprop(path, value);
+        // Solved first, so that minimax backups carry the exact values up.
         self.update_solved(path);
+        self.backprop(path, value);
     }
 
     /// Takes back the visits a selection added along `path` whose value
@@ -795,6 +961,21 @@ where
             let Some(n) = self.get_mut(s.node) else { continue };
             n.visits = n.visits.saturating_sub(1);
             n.each_choice(&s.moves, |e| e.visits = e.visits.saturating_sub(1));
+        }
+    }
+
+    /// Each move a role chose among several along `path`, with the role
+    /// (for move statistics such as MAST), appended to `out`.
+    pub fn path_moves(&self, path: &[Step], out: &mut Vec<(usize, M::Move)>) {
+        for st in path {
+            let Some(n) = self.get(st.node) else { continue };
+            for (role, &i) in st.moves.iter().enumerate() {
+                if role < n.ends.len() && n.moves(role) > 1 {
+                    if let Some(e) = n.role(role).get(i as usize) {
+                        out.push((role, e.mv));
+                    }
+                }
+            }
         }
     }
 
@@ -869,6 +1050,10 @@ where
         let n = &mut self.nodes[r.idx as usize];
         n.solved = true;
         n.value = value;
+        if self.minimax_on() {
+            let v = self.nodes[r.idx as usize].value.first().copied();
+            self.nodes[r.idx as usize].share = v.map_or(f32::NAN, |v| (3.0 * (2.0 * v - 1.0)) as f32);
+        }
         true
     }
 

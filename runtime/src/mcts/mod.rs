@@ -16,16 +16,19 @@
 pub mod factored;
 pub mod graph;
 mod lanes;
+pub mod mast;
+pub mod tuning;
 pub mod uct;
 
 pub use factored::Factored;
 pub use graph::{Graph, Leaf, NodeRef, Step};
+pub use tuning::Tuning;
 
-use crate::heuristic::Evaluator;
+use crate::heuristic::{Evaluator, Material};
 use crate::lanes::LANES;
 use crate::machine::MachineError;
 use crate::rng::Rng;
-use crate::simulate::Simulator;
+use crate::simulate::{policy_rollout, Greedy, Simulator};
 use crossbeam_queue::ArrayQueue;
 use smallvec::SmallVec;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -72,6 +75,9 @@ pub struct Config {
     pub seed: u64,
     /// Greedy rollouts (take immediate wins, avoid immediate losses).
     pub greedy: bool,
+    /// Which moves greedy rollouts try one ply ahead (the analysis's
+    /// moves seen to end a game; `None`: all of them).
+    pub greedy_moves: Option<Arc<Greedy>>,
     /// Rollouts in batches of the machine's preferred size (a JIT with
     /// bit-parallel lanes: 16 or more per leaf, averaged): several times
     /// the rollouts per second, but fewer iterations; off by default until
@@ -84,6 +90,15 @@ pub struct Config {
     /// A learnt state evaluator (from the meta-game analysis): each new
     /// node starts with `prior_visits` virtual visits at its prediction.
     pub heuristic: Option<Arc<Evaluator>>,
+    /// Material relative to the root (from the analysis, two-player
+    /// capture games): new nodes start with its value; before `heuristic`.
+    pub material: Option<Arc<Material>>,
+    /// MAST rollouts (one search thread, rollouts one at a time): the
+    /// share of random moves (`None`: uniformly random rollouts).
+    pub mast: Option<f64>,
+    /// Implicit minimax backups of the material (weight 0..1 of a child's
+    /// minimax value in UCB; 0: off).
+    pub minimax: f64,
     /// Independent factors found by the analysis (each factor's move
     /// indices): the player searches a game with two or more with
     /// [`Factored`] instead of [`Search`] (which does not read them).
@@ -107,13 +122,24 @@ impl Default for Config {
             pin: false,
             seed: 1,
             greedy: false,
+            greedy_moves: None,
             batch: false,
             lanes: false,
             heuristic: None,
+            material: None,
+            minimax: 0.0,
+            mast: None,
             factors: Vec::new(),
             goal_max: Vec::new(),
             expand_terminal: false,
         }
+    }
+}
+
+impl Config {
+    /// What greedy rollouts try, when they are on (see [`Search::new`]).
+    fn greedy_rollouts(&self) -> Option<&Greedy> {
+        self.greedy_moves.as_deref().filter(|_| self.greedy)
     }
 }
 
@@ -175,7 +201,7 @@ const DRAIN: Duration = Duration::from_millis(20);
 /// in batches where it can). Returns how many ran.
 fn simulate<M: Simulator>(
     m: &mut M,
-    greedy: bool,
+    greedy: Option<&Greedy>,
     s: &M::State,
     count: u32,
     rng: &mut Rng,
@@ -186,10 +212,11 @@ where
     M::State: Send + Sync,
     M::Move: Send + Sync,
 {
-    if greedy {
-        crate::simulate::one_at_a_time(m, s, count, rng, sums, stop, crate::simulate::greedy_rollout)
-    } else {
-        m.rollouts(s, count, rng, sums, stop)
+    match greedy {
+        Some(g) => crate::simulate::one_at_a_time(m, s, count, rng, sums, stop, |m, s, rng, goals| {
+            crate::simulate::greedy_rollout(m, s, rng, goals, g)
+        }),
+        None => m.rollouts(s, count, rng, sums, stop),
     }
 }
 
@@ -221,6 +248,10 @@ where
     /// graph of its own, kept between runs like this one's (so a player's
     /// trees carry over from turn to turn in every thread).
     peers: Vec<Search<M>>,
+    /// MAST statistics (see [`Config::mast`]), kept from turn to turn.
+    mast: Option<mast::Mast>,
+    /// The moves of the current iteration (for MAST).
+    played: Vec<(usize, M::Move)>,
 }
 
 impl<M: Simulator> Search<M>
@@ -228,15 +259,22 @@ where
     M::State: Send + Sync,
     M::Move: Send + Sync,
 {
-    pub fn new(mut machine: M, root: M::State, config: Config) -> Result<Self, MachineError> {
+    pub fn new(mut machine: M, root: M::State, mut config: Config) -> Result<Self, MachineError> {
+        if config.greedy && config.greedy_moves.is_none() {
+            // Greedy rollouts with no list of moves try them all.
+            config.greedy_moves = Some(Arc::default());
+        }
         let mut graph = Graph::new(&mut machine, root, config.pool, config.exploration, config.seed)?;
         graph.set_heuristic(config.heuristic.clone());
+        graph.set_material(config.material.clone());
+        graph.set_minimax(config.minimax);
         graph.set_goal_max(&config.goal_max);
         graph.set_expand_terminal(config.expand_terminal);
         let seeds = Rng::new(config.seed ^ 0x5eed);
         let per_request = if config.batch { machine.preferred_batch() } else { 1 };
         let runner = if config.lanes { machine.lane_runner() } else { None };
-        Ok(Search { graph, machine, config, per_request, seeds, runner, peers: Vec::new() })
+        let mast = config.mast.map(mast::Mast::new);
+        Ok(Search { graph, machine, config, per_request, seeds, runner, peers: Vec::new(), mast, played: Vec::new() })
     }
 
     pub fn machine(&mut self) -> &mut M {
@@ -411,14 +449,35 @@ where
         match self.graph.select(&mut self.machine, path)? {
             Leaf::Expand { .. } => Err(MachineError::SearchBug("an unexpanded child from an eager selection")),
             Leaf::Known(v) => {
+                if let Some(mast) = &mut self.mast {
+                    self.played.clear();
+                    self.graph.path_moves(path, &mut self.played);
+                    mast.update(&self.machine, &self.played, &v);
+                }
                 self.graph.backprop_known(path, &v);
                 Ok(None)
             }
             Leaf::Rollout(s) => {
                 let t0 = Instant::now();
                 let mut sums: SmallVec<[f64; 4]> = SmallVec::from_elem(0.0, self.machine.roles().len());
-                let (greedy, count) = (self.config.greedy, self.per_request);
-                let n = simulate(&mut self.machine, greedy, &s, count, rng, &mut sums, &|| false)?;
+                let count = self.per_request;
+                let greedy = self.config.greedy_rollouts();
+                let n = match &mut self.mast {
+                    Some(mast) => {
+                        let mut goals: SmallVec<[f64; 4]> = SmallVec::from_elem(0.0, sums.len());
+                        for _ in 0..count.max(1) {
+                            self.played.clear();
+                            self.graph.path_moves(path, &mut self.played);
+                            let m = &mut self.machine;
+                            policy_rollout(m, &s, rng, &mut goals, greedy, mast, Some(&mut self.played))?;
+                            goals.iter_mut().for_each(|g| *g /= 100.0);
+                            mast.update(&self.machine, &self.played, &goals);
+                            sums.iter_mut().zip(&goals).for_each(|(s, g)| *s += g);
+                        }
+                        count.max(1)
+                    }
+                    None => simulate(&mut self.machine, greedy, &s, count, rng, &mut sums, &|| false)?,
+                };
                 let v: SmallVec<[f64; 4]> = sums.iter().map(|x| x / n.max(1) as f64).collect();
                 let took = t0.elapsed();
                 self.graph.backprop(path, &v);
@@ -457,7 +516,8 @@ where
         let rollouts = AtomicU64::new(0);
         let roles = self.machine.roles().len();
         let pin_threads = self.config.pin;
-        let greedy = self.config.greedy;
+        let greedy = self.config.greedy_rollouts().cloned();
+        let greedy = greedy.as_ref();
         let seed = self.seeds.next_u64();
         let mut stats = Stats::default();
         let result: Result<(), MachineError> = std::thread::scope(|scope| {

@@ -1,0 +1,168 @@
+//! Search settings chosen on the command line (`--search KEY=VALUE,...`),
+//! and how they combine with what the meta-game analysis found into a
+//! search [`Config`]: every strength feature can be switched on or off
+//! this way, to be measured in matches against the default.
+
+use super::Config;
+use crate::analysis::Analysis;
+use std::sync::Arc;
+
+/// A setting the analysis decides unless the command line does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Switch {
+    #[default]
+    Auto,
+    On,
+    Off,
+}
+
+impl Switch {
+    fn parse(v: &str) -> Result<Switch, String> {
+        match v {
+            "auto" => Ok(Switch::Auto),
+            "on" | "true" | "1" => Ok(Switch::On),
+            "off" | "false" | "0" => Ok(Switch::Off),
+            _ => Err(format!("`{v}` is not auto, on or off")),
+        }
+    }
+
+    /// The setting, `analysed` where the analysis decides.
+    pub fn or(self, analysed: bool) -> bool {
+        match self {
+            Switch::Auto => analysed,
+            Switch::On => true,
+            Switch::Off => false,
+        }
+    }
+}
+
+/// The search settings the command line can change.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tuning {
+    /// `material=auto|off`: new nodes start at their material relative to
+    /// the root, where the analysis finds material.
+    pub material: bool,
+    /// `weight=N`: virtual visits at a node's material value (default:
+    /// the analysis's).
+    pub material_weight: Option<u32>,
+    /// `greedy=auto|on|off`: greedy rollouts (take a win one move away,
+    /// avoid a loss one move away).
+    pub greedy: Switch,
+    /// `expand-terminal=auto|on|off`: make a node's terminal children when
+    /// it is expanded.
+    pub expand_terminal: Switch,
+    /// `minimax=A`: implicit minimax backups of the material, a child's
+    /// value in UCB being A of its minimax material value (0: off).
+    pub minimax: f64,
+    /// `mast=E|off`: MAST rollouts with a share E (0..1) of random moves.
+    pub mast: Option<f64>,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            material: true,
+            material_weight: None,
+            greedy: Switch::Auto,
+            expand_terminal: Switch::Auto,
+            minimax: 0.0,
+            mast: None,
+        }
+    }
+}
+
+impl std::str::FromStr for Tuning {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Tuning, String> {
+        let mut t = Tuning::default();
+        for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let (k, v) = item.split_once('=').ok_or_else(|| format!("`{item}` is not KEY=VALUE"))?;
+            let bad = |e: String| format!("{k}: {e}");
+            match k {
+                "material" => {
+                    t.material = match Switch::parse(v).map_err(bad)? {
+                        Switch::Off => false,
+                        Switch::Auto | Switch::On => true,
+                    }
+                }
+                "weight" => {
+                    let w: u32 = v.parse().map_err(|_| bad(format!("`{v}` is not a count of visits")))?;
+                    if w > 1000 {
+                        return Err(bad(format!("{w} visits is more than 1000")));
+                    }
+                    t.material_weight = Some(w);
+                }
+                "greedy" => t.greedy = Switch::parse(v).map_err(bad)?,
+                "expand-terminal" => t.expand_terminal = Switch::parse(v).map_err(bad)?,
+                "mast" if v == "off" => t.mast = None,
+                "mast" => {
+                    t.mast = Some(
+                        v.parse()
+                            .ok()
+                            .filter(|e| (0.0..=1.0).contains(e))
+                            .ok_or_else(|| bad(format!("`{v}` is not off or a share from 0 to 1")))?,
+                    )
+                }
+                "minimax" => {
+                    t.minimax = v
+                        .parse()
+                        .ok()
+                        .filter(|a| (0.0..=1.0).contains(a))
+                        .ok_or_else(|| bad(format!("`{v}` is not a weight from 0 to 1")))?
+                }
+                _ => {
+                    return Err(format!(
+                        "unknown search setting `{k}` (material, weight, greedy, expand-terminal, minimax, mast)"
+                    ))
+                }
+            }
+        }
+        Ok(t)
+    }
+}
+
+impl Tuning {
+    /// Sets `c` from the analysis `a` and these settings; `heuristics`
+    /// and `factored` say whether the learnt evaluator and the factored
+    /// search may be used.
+    pub fn configure(&self, c: &mut Config, a: &Analysis, heuristics: bool, factored: bool) {
+        c.exploration = a.exploration;
+        c.greedy = self.greedy.or(a.greedy_rollouts);
+        c.greedy_moves = a.greedy.clone().map(Arc::new);
+        c.expand_terminal = self.expand_terminal.or(a.expand_terminal);
+        c.goal_max = a.goal_bounds.iter().map(|&(_, hi)| hi as f64 / 100.0).collect();
+        if heuristics {
+            c.heuristic = a.evaluator.clone().map(Arc::new);
+        }
+        if heuristics && self.material {
+            c.material = a.material.clone().map(|mut m| {
+                if let Some(w) = self.material_weight {
+                    m.weight = w;
+                }
+                Arc::new(m)
+            });
+        }
+        c.minimax = self.minimax;
+        c.mast = self.mast;
+        if factored {
+            c.factors = a.factors.iter().map(|f| f.moves.clone()).collect();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_parse_and_bad_ones_are_refused() {
+        let t: Tuning = "material=off, weight=3,greedy=on".parse().unwrap();
+        assert!(!t.material);
+        assert_eq!(t.material_weight, Some(3));
+        assert_eq!(t.greedy, Switch::On);
+        assert_eq!("".parse::<Tuning>().unwrap(), Tuning::default());
+        for bad in ["material", "weight=x", "weight=5000", "greedy=maybe", "speed=11"] {
+            assert!(bad.parse::<Tuning>().is_err(), "{bad}");
+        }
+    }
+}
