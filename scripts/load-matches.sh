@@ -52,21 +52,29 @@ for g in "${GAMES[@]}"; do tail -4 "$OUT/$(basename "$g").log"; done
 python3 - "$OUT" "$TOTAL" "$STATUS" <<'EOF'
 import json, glob, sys
 out, want, status = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-recs = [json.load(open(p)) for p in sorted(glob.glob(f"{out}/*/*.json"))]
+# Match records are the JSON files with a matchId (standings.json lies beside them).
+recs = [r for r in (json.load(open(p)) for p in sorted(glob.glob(f"{out}/*/*.json"))) if "matchId" in r]
 count = {"illegal": 0, "late": 0, "other errors": 0, "over the clock, within the grace": 0, "incomplete": 0}
+by_player = {}
 fallbacks = {}
 for r in recs:
     clock = 1000 * r["playClock"]
     for turn, times in zip(r["errors"], r["moveTimes"]):
         for seat, (e, t) in enumerate(zip(turn, times)):
+            kind = None
             if "illegal" in e or "malformed" in e:
-                count["illegal"] += 1
+                kind = "illegal"
             elif "late" in e or "timeout" in e:
-                count["late"] += 1
+                kind = "late"
             elif e:
-                count["other errors"] += 1
+                kind = "other errors"
             elif t > clock:
-                count["over the clock, within the grace"] += 1
+                kind = "over the clock, within the grace"
+            if kind:
+                count[kind] += 1
+                who = r["playerNamesFromHost"][seat]
+                by_player.setdefault(who, {}).setdefault(kind, 0)
+                by_player[who][kind] += 1
     count["other errors"] += sum(1 for e in r["startErrors"] if e)
     if not r["isCompleted"]:
         count["incomplete"] += 1
@@ -77,6 +85,7 @@ turns = sum(len(r["moves"]) for r in recs)
 print(f"{len(recs)} matches of {want}, {turns} turns")
 for k, v in count.items():
     print(f"  {k}: {v}")
+print(f"  by player: {by_player}")
 print(f"  fallback answers: {fallbacks}")
 ok = status == 0 and count["illegal"] == 0 and count["late"] == 0 and count["incomplete"] == 0
 print("PASS" if ok else "FAIL")
