@@ -514,17 +514,21 @@ impl Prover {
 
     fn eval_layer(&mut self, layer: usize) -> Result<(), MachineError> {
         self.budget.reset();
-        for &si in &self.strata[layer] {
-            self.program.eval_stratum(
-                si,
-                &mut self.db,
-                &mut self.pool,
-                Negation::Check,
-                &mut self.budget,
-                &mut self.scratch,
-            )?;
+        for k in 0..self.strata[layer].len() {
+            self.eval_stratum(self.strata[layer][k])?;
         }
         Ok(())
+    }
+
+    fn eval_stratum(&mut self, si: usize) -> Result<(), EvalError> {
+        self.program.eval_stratum(
+            si,
+            &mut self.db,
+            &mut self.pool,
+            Negation::Check,
+            &mut self.budget,
+            &mut self.scratch,
+        )
     }
 
     /// The sorted, distinct first arguments of a unary relation.
@@ -569,16 +573,7 @@ impl Prover {
             if self.done[pos] {
                 continue;
             }
-            let si = self.strata[1][pos];
-            let evaluated = self.program.eval_stratum(
-                si,
-                &mut self.db,
-                &mut self.pool,
-                Negation::Check,
-                &mut self.budget,
-                &mut self.scratch,
-            );
-            if let Err(e) = evaluated {
+            if let Err(e) = self.eval_stratum(self.strata[1][pos]) {
                 self.loaded_state = None;
                 self.loaded_joint = None;
                 return Err(e.into());
