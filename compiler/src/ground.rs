@@ -61,11 +61,21 @@ pub struct GroundLimits {
     /// Raised by another thread to stop grounding at once (a match's
     /// abort); grounding then fails as if its time had run out.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// With variable elimination, keep the eliminated network whenever it
+    /// builds, not only when it has at most a quarter of the edges (for
+    /// measuring; [`crate::pipeline::compile`]).
+    pub always_eliminate: bool,
 }
 
 impl Default for GroundLimits {
     fn default() -> Self {
-        GroundLimits { max_atoms: 5_000_000, max_rules: 10_000_000, time: Duration::from_secs(60), cancel: None }
+        GroundLimits {
+            max_atoms: 5_000_000,
+            max_rules: 10_000_000,
+            time: Duration::from_secs(60),
+            cancel: None,
+            always_eliminate: false,
+        }
     }
 }
 

@@ -139,9 +139,7 @@ pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass])
     let eliminated = build(ground, passes, t, &deadline);
     let edges = |r: &Result<Compiled, CompileError>| r.as_ref().map(|c| c.net.counts().edges).ok();
     tracing::debug!(plain = ?edges(&plain), eliminated = ?edges(&eliminated), "variable elimination: edges");
-    // PROPEL_ELIMINATE=always keeps the eliminated network whenever it
-    // builds (for measuring).
-    let always = std::env::var("PROPEL_ELIMINATE").is_ok_and(|v| v == "always");
+    let always = limits.always_eliminate;
     let keep = match (edges(&plain), edges(&eliminated)) {
         (None, Some(_)) => true,
         (Some(p), Some(e)) => 4 * e <= p || always,

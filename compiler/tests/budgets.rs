@@ -34,7 +34,8 @@ fn a_build_stops_within_its_time_limit() {
     let game = paths(200);
     let time = Duration::from_secs(2);
     // Sizes unlimited: only the clock can stop it.
-    let limits = GroundLimits { max_atoms: usize::MAX, max_rules: usize::MAX, time, cancel: None };
+    let limits =
+        GroundLimits { max_atoms: usize::MAX, max_rules: usize::MAX, time, cancel: None, always_eliminate: false };
     let t = Instant::now();
     let e = compile(&game, &limits, Pass::DEFAULT).err().expect("cannot finish in 2 s");
     let took = t.elapsed();

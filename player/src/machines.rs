@@ -75,6 +75,10 @@ pub struct BuildArgs {
     /// are read.
     #[arg(long, default_value_t = DEFAULT_MAX_FILE_MB, value_parser = opts::count64(1, 1_000_000), allow_hyphen_values = true)]
     pub max_file_mb: u64,
+    /// With the `eliminate` pass: keep the eliminated network whenever it
+    /// builds, not only at a quarter of the edges (for measuring).
+    #[arg(long)]
+    pub always_eliminate: bool,
     #[command(flatten)]
     pub codegen: CodegenArgs,
 }
@@ -131,7 +135,11 @@ impl CodegenArgs {
 
 impl BuildArgs {
     pub fn limits(&self) -> GroundLimits {
-        GroundLimits { time: Duration::from_secs_f64(self.ground_seconds), ..Default::default() }
+        GroundLimits {
+            time: Duration::from_secs_f64(self.ground_seconds),
+            always_eliminate: self.always_eliminate,
+            ..Default::default()
+        }
     }
 
     pub fn passes(&self) -> Vec<Pass> {
