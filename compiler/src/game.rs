@@ -51,6 +51,13 @@ pub enum Layer {
     Move,
 }
 
+/// Which way [`Game::reachable`] follows rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Callees,
+    Callers,
+}
+
 #[derive(Clone, Debug)]
 pub struct Relation {
     pub name: Sym,
@@ -160,26 +167,41 @@ impl Game {
     /// literals), the roots included.
     pub fn needed_by(&self, roots: &[RelId]) -> Vec<bool> {
         let mut needed = vec![false; self.relations.len()];
-        let mut stack = roots.to_vec();
-        let mut by_head: Vec<Vec<usize>> = vec![Vec::new(); self.relations.len()];
-        for (i, c) in self.clauses.iter().enumerate() {
-            by_head[c.head.rel.index()].push(i);
+        for r in self.reachable(roots, Direction::Callees, |_| true) {
+            needed[r.index()] = true;
         }
-        while let Some(r) = stack.pop() {
-            if std::mem::replace(&mut needed[r.index()], true) {
-                continue;
-            }
-            for &ci in &by_head[r.index()] {
-                for l in &self.clauses[ci].body {
-                    if let Lit::Pos(a) | Lit::Neg(a) = l {
-                        if !needed[a.rel.index()] {
-                            stack.push(a.rel);
-                        }
+        needed
+    }
+
+    /// `roots` and every relation reached from them by following rule
+    /// bodies (`Callees`: the relations a rule's body uses; `Callers`: the
+    /// heads of the rules that use a relation), through positive and
+    /// negative literals, entering only relations `enter` accepts (the
+    /// roots always). Sorted.
+    pub fn reachable(&self, roots: &[RelId], dir: Direction, enter: impl Fn(RelId) -> bool) -> Vec<RelId> {
+        let mut next: Vec<Vec<RelId>> = vec![Vec::new(); self.relations.len()];
+        for c in &self.clauses {
+            for l in &c.body {
+                if let Lit::Pos(a) | Lit::Neg(a) = l {
+                    match dir {
+                        Direction::Callees => next[c.head.rel.index()].push(a.rel),
+                        Direction::Callers => next[a.rel.index()].push(c.head.rel),
                     }
                 }
             }
         }
-        needed
+        let mut seen = vec![false; self.relations.len()];
+        let mut stack = roots.to_vec();
+        let mut out = Vec::new();
+        while let Some(r) = stack.pop() {
+            if std::mem::replace(&mut seen[r.index()], true) {
+                continue;
+            }
+            out.push(r);
+            stack.extend(next[r.index()].iter().copied().filter(|&d| !seen[d.index()] && enter(d)));
+        }
+        out.sort_unstable();
+        out
     }
 
     pub fn role_names(&self) -> Vec<String> {

@@ -38,7 +38,7 @@ pub mod validate;
 
 pub use deadline::Deadline;
 pub use error::{ErrorKind, GdlError};
-pub use game::{AtomPat, Clause, Game, Layer, Lit, Pat, RelId, Relation, Stratum};
+pub use game::{AtomPat, Clause, Direction, Game, Layer, Lit, Pat, RelId, Relation, Stratum};
 pub use source::{Loc, Source, Span};
 pub use symbol::{Sym, SymbolTable};
 pub use term::{TermId, TermPool};
