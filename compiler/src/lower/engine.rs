@@ -44,6 +44,9 @@ pub(super) const NONE: u32 = u32::MAX;
 /// block) and overflowed the stack. `CodegenOptions::fanout_piece`
 /// overrides it.
 pub(crate) const FANOUT_PIECE: usize = 16_384;
+/// Engines up to this many counter updates compile optimised
+/// (`CodegenOptions::engine_opt_updates`).
+pub(crate) const ENGINE_OPT_UPDATES: usize = 65_536;
 
 /// What a component's output sets: the legal bit of an input, the
 /// next-state bit of a base.
@@ -88,6 +91,9 @@ pub(crate) struct Emitter<'a, M: Module> {
     /// How chunk bodies are written ([`super::CodegenOptions`]).
     locals: bool,
     branch_free: bool,
+    /// Whether the propagation code is compiled like the control code
+    /// (optimised, backtracking allocator) rather than as bulk.
+    optimised: bool,
 }
 
 impl<M: Module> Emit for Emitter<'_, M> {
@@ -151,6 +157,7 @@ impl<'a, M: Module> Emitter<'a, M> {
         }
         let mut piece_sig = module.make_signature();
         piece_sig.params.extend([AbiParam::new(I64), AbiParam::new(I32)]);
+        let optimised = fanout.iter().map(Vec::len).sum::<usize>() <= options.engine_opt_updates;
         Emitter {
             module,
             net,
@@ -171,9 +178,18 @@ impl<'a, M: Module> Emitter<'a, M> {
             pieces: Default::default(),
             piece_sig,
             moves,
-            locals: options.engine_locals,
+            // Block-local copies only help the single-pass allocator.
+            locals: options.engine_locals && !optimised,
             branch_free: options.branch_free_triggers,
+            optimised,
         }
+    }
+
+    /// Whether this engine's propagation code is small enough to compile
+    /// optimised, with the backtracking allocator
+    /// ([`super::CodegenOptions::engine_opt_updates`]).
+    pub(crate) fn optimised(&self) -> bool {
+        self.optimised
     }
 
     pub(super) fn code(&self) -> Code<'_> {
@@ -620,6 +636,14 @@ impl Code<'_> {
                 let blk = b.create_block();
                 sw.set_entry((cc - lo) as u128, blk);
                 blocks.push((cc, blk));
+            }
+            // Ids without readers are never pushed; giving them an entry
+            // too keeps the table one dense range: one bounds check and
+            // one indirect jump, where gaps made a tree of compares.
+            for cc in lo..hi {
+                if self.fanout[cc as usize].is_empty() {
+                    sw.set_entry((cc - lo) as u128, head);
+                }
             }
             sw.emit(&mut b, rel, head);
             for (cc, blk) in blocks {

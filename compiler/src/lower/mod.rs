@@ -209,12 +209,13 @@ fn emit_all<M: Module>(
     for (k, ((net, l), c)) in m.engines.iter().zip(&layouts).zip(cycles).enumerate() {
         let image = reset_image(net, l)[..l.stack as usize].to_vec();
         let t = Instant::now();
-        module.bulk_code(true);
         let mut e = engine::Emitter::new(module, net, goal_net, l, c, &format!("propel_e{k}"), options);
+        let bulk = !e.optimised();
+        e.module.bulk_code(bulk);
         fns.push(e.emit_engine(image)?);
         e.module.bulk_code(false);
         updates += e.edges;
-        tracing::debug!(engine = k, updates = e.edges, seconds = t.elapsed().as_secs_f64(), "engine bodies");
+        tracing::debug!(engine = k, updates = e.edges, optimised = !bulk, seconds = t.elapsed().as_secs_f64(), "engine bodies");
     }
     let t = Instant::now();
     module.bulk_code(true);
@@ -255,8 +256,12 @@ struct Level {
 /// The small functions that drive the bulk (dispatch, playout loops,
 /// legal-move lists): optimised, with the backtracking register allocator.
 const CONTROL_OPT: Level = Level { opt: "speed", regalloc: "backtracking" };
-/// The bulk of the code: the engines' propagation code, the goal network
-/// and the lanes, all straight-line loads, logic and stores. Cranelift's
+/// The bulk of the code: the goal network, the lanes and the propagation
+/// code of engines over `CodegenOptions::engine_opt_updates` (smaller
+/// engines compile at the control level: the backtracking allocator keeps
+/// the flip and the stack top in registers across a chunk's blocks, and
+/// one-at-a-time playouts ran 1.1-1.7x faster), all straight-line loads,
+/// logic and stores. Cranelift's
 /// optimiser barely changes the engines' code (the same size within 0.3%
 /// on speedChess) and compiles it about 1.7x slower. The single-pass
 /// register allocator compiles these runs 2-4x faster than the

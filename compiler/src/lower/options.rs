@@ -79,6 +79,11 @@ pub struct CodegenOptions {
     /// block: the single-pass allocator reloads a value that lives across
     /// blocks from its spill slot at every use.
     pub engine_locals: bool,
+    /// Engines whose propagation code makes at most this many counter
+    /// updates are compiled like the control code (optimised, backtracking
+    /// allocator): it keeps the flip and the stack top in registers across
+    /// a chunk's blocks, but compiles several times slower.
+    pub engine_opt_updates: usize,
     /// Legal and next bits written without a branch (a branch per
     /// triggering update splits the component's block, and values are
     /// reloaded after each split).
@@ -104,6 +109,7 @@ impl Default for CodegenOptions {
             opt_level: None,
             regalloc: None,
             engine_locals: true,
+            engine_opt_updates: super::engine::ENGINE_OPT_UPDATES,
             branch_free_triggers: true,
             verify: cfg!(debug_assertions),
             dump_asm: false,
@@ -115,7 +121,7 @@ impl Default for CodegenOptions {
 
 /// The keys [`CodegenOptions::set`] takes.
 pub const KEYS: &str = "threads, batch-insts, move-table, fanout-piece, opt-level (none|speed|speed_and_size), \
-                        regalloc (backtracking|single_pass), engine-locals, branch-free-triggers, verify, dump-asm, \
+                        regalloc (backtracking|single_pass), engine-locals, engine-opt-updates (0: never), branch-free-triggers, verify, dump-asm, \
                         pass-times (booleans: on|off)";
 
 impl CodegenOptions {
@@ -153,6 +159,10 @@ impl CodegenOptions {
                 })
             }
             "engine-locals" => self.engine_locals = flag(value)?,
+            "engine-opt-updates" => {
+                self.engine_opt_updates =
+                    value.parse().map_err(|_| format!("`{key}` wants a count (0 or more), not `{value}`"))?
+            }
             "branch-free-triggers" => self.branch_free_triggers = flag(value)?,
             "verify" => self.verify = flag(value)? || cfg!(debug_assertions),
             "dump-asm" => self.dump_asm = flag(value)?,
