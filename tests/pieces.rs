@@ -4,7 +4,9 @@
 //! (and its native playouts) matches the golden perft and the prover's
 //! traces. The same holds for engines compiled as bulk code (no
 //! optimiser, single-pass allocator, block-local copies), which only
-//! networks over `engine-opt-updates` get by default.
+//! networks over `engine-opt-updates` get by default, and for engines
+//! that propagate from tables (`lower::tables`), which networks over
+//! `engine-table-updates` get.
 
 use propel_compiler::lower::CodegenOptions;
 use propel_tests::jit_agrees_on_bundled_games;
@@ -21,4 +23,10 @@ fn fan_out_pieces_keep_every_bundled_game() {
 fn bulk_engines_keep_every_bundled_game() {
     let options = CodegenOptions { engine_opt_updates: 0, ..Default::default() };
     jit_agrees_on_bundled_games("jit with bulk engines", &options, |_, _| {});
+}
+
+#[test]
+fn table_engines_keep_every_bundled_game() {
+    let options = CodegenOptions { engine_table_updates: 0, ..Default::default() };
+    jit_agrees_on_bundled_games("jit with table engines", &options, |_, _| {});
 }

@@ -47,6 +47,9 @@ pub(crate) const FANOUT_PIECE: usize = 16_384;
 /// Engines up to this many counter updates compile optimised
 /// (`CodegenOptions::engine_opt_updates`).
 pub(crate) const ENGINE_OPT_UPDATES: usize = 65_536;
+/// Engines over this many counter updates propagate from tables
+/// (`CodegenOptions::engine_table_updates`).
+pub(crate) const ENGINE_TABLE_UPDATES: usize = 4_096;
 
 /// What a component's output sets: the legal bit of an input, the
 /// next-state bit of a base.
@@ -66,7 +69,7 @@ pub(crate) struct Emitter<'a, M: Module> {
     pub(super) fanout: Vec<Vec<u32>>,
     pub(super) triggers: Vec<Vec<Trig>>,
     /// Cyclic component of each component, or NONE.
-    scc_of: Vec<u32>,
+    pub(super) scc_of: Vec<u32>,
     cycles: Vec<Vec<u32>>,
     scratch: Scratch,
     pub(super) mem: MemFlagsData,
@@ -94,6 +97,10 @@ pub(crate) struct Emitter<'a, M: Module> {
     /// Whether the propagation code is compiled like the control code
     /// (optimised, backtracking allocator) rather than as bulk.
     optimised: bool,
+    /// Propagation from tables ([`super::tables`]) instead of chunk
+    /// code: the function, once declared.
+    table: bool,
+    table_fn: Option<FuncId>,
 }
 
 impl<M: Module> Emit for Emitter<'_, M> {
@@ -157,7 +164,9 @@ impl<'a, M: Module> Emitter<'a, M> {
         }
         let mut piece_sig = module.make_signature();
         piece_sig.params.extend([AbiParam::new(I64), AbiParam::new(I32)]);
-        let optimised = fanout.iter().map(Vec::len).sum::<usize>() <= options.engine_opt_updates;
+        let updates = fanout.iter().map(Vec::len).sum::<usize>();
+        let optimised = updates <= options.engine_opt_updates;
+        let table = updates > options.engine_table_updates;
         Emitter {
             module,
             net,
@@ -182,6 +191,27 @@ impl<'a, M: Module> Emitter<'a, M> {
             locals: options.engine_locals && !optimised,
             branch_free: options.branch_free_triggers,
             optimised,
+            table,
+            table_fn: None,
+        }
+    }
+
+    pub(super) fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// Whether this engine propagates from tables
+    /// ([`super::CodegenOptions::engine_table_updates`]).
+    pub(crate) fn uses_tables(&self) -> bool {
+        self.table
+    }
+
+    /// Defines the table propagation function, when this engine has one
+    /// (after [`Emitter::emit_engine`]: the caller picks its code level).
+    pub(crate) fn emit_tables(&mut self) -> Result<(), ModuleError> {
+        match self.table_fn {
+            Some(id) => self.emit_table_propagate(id),
+            None => Ok(()),
         }
     }
 
@@ -227,7 +257,7 @@ impl<'a, M: Module> Emitter<'a, M> {
         let inst_only = self.sig(&[I64], None);
         for c in 0..self.fanout.len() {
             let n = self.fanout[c].len().div_ceil(self.piece_len);
-            if n > 1 {
+            if n > 1 && !self.table {
                 let sig = self.piece_sig.clone();
                 let ids = (0..n)
                     .map(|j| self.declare(&format!("{p}_fan_{c}_{j}"), Linkage::Local, &sig))
@@ -235,11 +265,14 @@ impl<'a, M: Module> Emitter<'a, M> {
                 self.pieces.insert(c as u32, ids);
             }
         }
-        self.chunks = self.chunk_ranges();
-        let nchunks = self.chunks.len() as u32;
         let mut chunks = Vec::new();
-        for k in 0..nchunks {
-            chunks.push(self.declare(&format!("{p}_chunk_{k}"), Linkage::Local, &inst_ret_i32)?);
+        if self.table {
+            self.table_fn = Some(self.declare(&format!("{p}_propagate"), Linkage::Local, &inst_ret_i32)?);
+        } else {
+            self.chunks = self.chunk_ranges();
+            for k in 0..self.chunks.len() {
+                chunks.push(self.declare(&format!("{p}_chunk_{k}"), Linkage::Local, &inst_ret_i32)?);
+            }
         }
         let mut cycle_fns = Vec::new();
         for s in 0..self.cycles.len() {
@@ -290,7 +323,10 @@ impl<'a, M: Module> Emitter<'a, M> {
         for (s, &f) in cycle_fns.iter().enumerate() {
             self.emit_cycle(f, s)?;
         }
-        self.emit_drain(drain, &chunks, &cycle_fns)?;
+        match self.table_fn {
+            Some(t) => self.emit_drain(drain, &[t], &cycle_fns)?,
+            None => self.emit_drain(drain, &chunks, &cycle_fns)?,
+        }
         self.emit_eval_goals(eval_goals)?;
         self.emit_init(init, image_id)?;
         self.emit_set_state(set_state, drain, base_table)?;
@@ -478,10 +514,12 @@ impl<'a, M: Module> Emitter<'a, M> {
     /// Runs chunks until the stack is empty, then the cycles flagged as
     /// pending, until neither has work. Returns 0, or 1 on stack overflow.
     fn emit_drain(&mut self, id: FuncId, chunks: &[FuncId], cycles: &[FuncId]) -> Result<(), ModuleError> {
-        let has_code: Vec<bool> = (0..chunks.len() as u32).map(|k| self.chunk_has_code(k)).collect();
+        let table = self.table;
+        let has_code: Vec<bool> = (0..chunks.len() as u32).map(|k| table || self.chunk_has_code(k)).collect();
         let mem = self.mem;
         let layout = self.layout.clone();
-        let ranges = self.chunks.clone();
+        // With tables, one function propagates every entry.
+        let ranges = if table { vec![(0, self.net.len() as u32)] } else { self.chunks.clone() };
         let declare = |e: &mut Self, func: &mut Function, ids: &[FuncId]| -> Vec<FuncRef> {
             ids.iter().map(|&c| e.module.declare_func_in_func(c, func)).collect()
         };
@@ -811,13 +849,13 @@ impl Code<'_> {
 /// The work stack inside a propagation function: its base address and a
 /// variable holding the address of the first free entry, so that a push is
 /// a store and an add. The instance keeps the top as an index between calls.
-struct Stack {
-    base: Value,
-    top: Variable,
+pub(super) struct Stack {
+    pub(super) base: Value,
+    pub(super) top: Variable,
 }
 
 impl Stack {
-    fn open(b: &mut FunctionBuilder, inst: Value, layout: &Layout) -> Stack {
+    pub(super) fn open(b: &mut FunctionBuilder, inst: Value, layout: &Layout) -> Stack {
         let base = b.ins().iadd_imm_s(inst, layout.stack as i64);
         let top = b.declare_var(I64);
         let stack = Stack { base, top };
@@ -835,7 +873,7 @@ impl Stack {
         b.def_var(self.top, a);
     }
 
-    fn close(&self, b: &mut FunctionBuilder, inst: Value, layout: &Layout) {
+    pub(super) fn close(&self, b: &mut FunctionBuilder, inst: Value, layout: &Layout) {
         let a = b.use_var(self.top);
         let o = b.ins().isub(a, self.base);
         let i = b.ins().ushr_imm_u(o, 2);

@@ -20,6 +20,7 @@ mod moves;
 mod options;
 mod parallel;
 mod queries;
+mod tables;
 mod top;
 
 pub use layout::{reset_image, FORMAT_VERSION};
@@ -213,9 +214,19 @@ fn emit_all<M: Module>(
         let bulk = !e.optimised();
         e.module.bulk_code(bulk);
         fns.push(e.emit_engine(image)?);
+        // The table loop is small: optimised whatever the engine's size.
+        e.module.bulk_code(false);
+        e.emit_tables()?;
         e.module.bulk_code(false);
         updates += e.edges;
-        tracing::debug!(engine = k, updates = e.edges, optimised = !bulk, seconds = t.elapsed().as_secs_f64(), "engine bodies");
+        tracing::debug!(
+            engine = k,
+            updates = e.edges,
+            optimised = !bulk,
+            tables = e.uses_tables(),
+            seconds = t.elapsed().as_secs_f64(),
+            "engine bodies"
+        );
     }
     let t = Instant::now();
     module.bulk_code(true);

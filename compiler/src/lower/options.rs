@@ -84,6 +84,9 @@ pub struct CodegenOptions {
     /// allocator): it keeps the flip and the stack top in registers across
     /// a chunk's blocks, but compiles several times slower.
     pub engine_opt_updates: usize,
+    /// Engines with more counter updates than this propagate from tables
+    /// (`lower::tables`) instead of straight-line code per component.
+    pub engine_table_updates: usize,
     /// Legal and next bits written without a branch (a branch per
     /// triggering update splits the component's block, and values are
     /// reloaded after each split).
@@ -110,6 +113,7 @@ impl Default for CodegenOptions {
             regalloc: None,
             engine_locals: true,
             engine_opt_updates: super::engine::ENGINE_OPT_UPDATES,
+            engine_table_updates: super::engine::ENGINE_TABLE_UPDATES,
             branch_free_triggers: true,
             verify: cfg!(debug_assertions),
             dump_asm: false,
@@ -121,7 +125,7 @@ impl Default for CodegenOptions {
 
 /// The keys [`CodegenOptions::set`] takes.
 pub const KEYS: &str = "threads, batch-insts, move-table, fanout-piece, opt-level (none|speed|speed_and_size), \
-                        regalloc (backtracking|single_pass), engine-locals, engine-opt-updates (0: never), branch-free-triggers, verify, dump-asm, \
+                        regalloc (backtracking|single_pass), engine-locals, engine-opt-updates (0: never), engine-table-updates (0: always), branch-free-triggers, verify, dump-asm, \
                         pass-times (booleans: on|off)";
 
 impl CodegenOptions {
@@ -133,6 +137,8 @@ impl CodegenOptions {
                 .filter(|&n| n > 0)
                 .ok_or_else(|| format!("`{key}` wants a positive integer, not `{v}`"))
         };
+        let amount =
+            |v: &str| -> Result<usize, String> { v.parse().map_err(|_| format!("`{key}` wants a count, not `{v}`")) };
         let flag = |v: &str| match v {
             "on" | "true" | "1" | "yes" => Ok(true),
             "off" | "false" | "0" | "no" => Ok(false),
@@ -159,10 +165,8 @@ impl CodegenOptions {
                 })
             }
             "engine-locals" => self.engine_locals = flag(value)?,
-            "engine-opt-updates" => {
-                self.engine_opt_updates =
-                    value.parse().map_err(|_| format!("`{key}` wants a count (0 or more), not `{value}`"))?
-            }
+            "engine-opt-updates" => self.engine_opt_updates = amount(value)?,
+            "engine-table-updates" => self.engine_table_updates = amount(value)?,
             "branch-free-triggers" => self.branch_free_triggers = flag(value)?,
             "verify" => self.verify = flag(value)? || cfg!(debug_assertions),
             "dump-asm" => self.dump_asm = flag(value)?,
