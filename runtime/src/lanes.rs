@@ -82,6 +82,8 @@ pub struct Lanes {
     next: Vec<Word>,
     /// This role's inputs legal in some live lane.
     cands: choose::Candidates,
+    /// The input words written this step (cleared before the next).
+    played: Vec<u32>,
     scratch: choose::Scratch,
     /// The step each lane's playout started at.
     started: [u32; LANES],
@@ -115,6 +117,7 @@ impl Lanes {
             words,
             next: vec![0; plan.base.len()],
             cands: Default::default(),
+            played: Vec::new(),
             scratch: Default::default(),
             started: [0; LANES],
             forced: 0,
@@ -280,7 +283,7 @@ impl Lanes {
                     return Err(LaneError::TooLong(max_steps));
                 }
             }
-            self.clear_inputs(plan);
+            self.clear_inputs();
             let (forced, fresh) = (self.forced & active, fresh & !ended);
             for (r, &(lo, hi)) in role_range.iter().enumerate() {
                 self.choose(plan, lo as usize..hi as usize, active & !forced, fresh, r, roles, &mut rng)?;
@@ -299,11 +302,10 @@ impl Lanes {
         }
     }
 
-    /// Clears every input word (last step's moves). All of them, not the
-    /// ones set: a store per input costs less than noting which were.
-    fn clear_inputs(&mut self, plan: &LanePlan) {
-        for &at in &plan.input {
-            self.words[at as usize] = 0;
+    /// Clears the input words written last step.
+    fn clear_inputs(&mut self) {
+        for w in self.played.drain(..) {
+            self.words[w as usize] = 0;
         }
     }
 
@@ -314,7 +316,9 @@ impl Lanes {
             let l = f.trailing_zeros() as usize;
             f &= f - 1;
             for &j in &self.joint[l * roles..(l + 1) * roles] {
-                self.words[plan.input[j as usize] as usize] |= LANE_BIT[l];
+                let at = plan.input[j as usize];
+                self.words[at as usize] |= LANE_BIT[l];
+                self.played.push(at);
             }
         }
     }
@@ -394,15 +398,15 @@ impl Lanes {
         roles: usize,
         rng: &mut Rng,
     ) -> Result<(), LaneError> {
-        let Lanes { words, cands, dense_legal, fresh_moves, scratch, .. } = self;
+        let Lanes { words, cands, played, dense_legal, fresh_moves, scratch, .. } = self;
         if live == 0 {
             return Ok(());
         }
         let first = inputs.start as u32;
         let run = plan.legal.get(inputs.start).filter(|_| *dense_legal);
         match run.and_then(|&at| words.get(at as usize..at as usize + inputs.len())) {
-            Some(run) => cands.fill(first, run.iter().copied(), live),
-            None => cands.fill(first, inputs.map(|j| words[plan.legal[j] as usize]), live),
+            Some(run) => cands.fill(first, run, live),
+            None => cands.gather(first, words, &plan.legal[inputs], live),
         }
         if cands.any != live {
             return Err(LaneError::NoLegalMove);
@@ -412,7 +416,7 @@ impl Lanes {
             moves.clear();
             moves.extend(cands.of_lane(l));
         });
-        let mut out = choose::Moves { words, at: &plan.input };
+        let mut out = choose::Moves { words, played, at: &plan.input };
         choose::choose(cands, live, rng, &mut out, scratch);
         Ok(())
     }
@@ -594,7 +598,7 @@ mod tests {
         let mut hits = vec![[0u32; LANES]; n];
         let mut rng = Rng::new(5);
         for _ in 0..rounds {
-            lanes.clear_inputs(&plan);
+            lanes.clear_inputs();
             lanes.choose(&plan, 0..n, !0, 0, 0, 1, &mut rng).unwrap();
             for (j, h) in hits.iter_mut().enumerate() {
                 for (l, x) in h.iter_mut().enumerate() {

@@ -7,13 +7,13 @@
 //! the lane) or, where rejection would draw too often, by transposing the
 //! candidates into a bitset per lane.
 
-use super::Word;
+use super::{Word, LANES, LANE_BIT};
 use crate::rng::Rng;
 
 /// A role's candidates for one step: its legal words masked to the live
-/// lanes, all of them in input order (most are nonzero in some lane in
-/// games with few inputs a role), or only the nonzero ones with their
-/// inputs where those are few ([`Candidates::compact`]).
+/// lanes, all of them in input order (a role with few inputs, most of
+/// them legal in some lane), or only the nonzero ones with their inputs
+/// (a role with many inputs, or mostly zero words).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Candidates {
     words: Vec<Word>,
@@ -24,15 +24,27 @@ pub(super) struct Candidates {
     /// Lanes where at least one candidate is legal, and at least two.
     pub(super) any: Word,
     many: Word,
+    /// Legal words gathered from scattered places.
+    gathered: Vec<Word>,
 }
 
+/// Inputs up to which a role's legal words are all copied: a copy costs
+/// less than skipping the zero words, and a state allows most of a small
+/// role's inputs in some lane.
+const COPY_ALL: usize = 512;
+
 impl Candidates {
-    /// Takes the legal words of inputs `first..` (`legal`), masked to
+    /// Takes the legal words of inputs `first..` (`run`), masked to
     /// `live`, and notes which lanes have one legal input or more.
-    pub(super) fn fill(&mut self, first: u32, legal: impl Iterator<Item = Word>, live: Word) {
+    pub(super) fn fill(&mut self, first: u32, run: &[Word], live: Word) {
+        self.first = first;
+        if run.len() > COPY_ALL {
+            self.scan(run, live);
+            return;
+        }
         self.words.clear();
-        self.words.extend(legal.map(|w| w & live));
-        (self.first, self.compacted) = (first, false);
+        self.words.extend(run.iter().map(|&w| w & live));
+        self.compacted = false;
         let (mut any, mut many, mut zero) = (0 as Word, 0 as Word, 0usize);
         for &w in &self.words {
             many |= any & w;
@@ -40,12 +52,42 @@ impl Candidates {
             zero += (w == 0) as usize;
         }
         (self.any, self.many) = (any, many);
-        // Mostly zero words (a large game's role, of which a state allows
-        // a few inputs): keep only the nonzero ones, so that draws and
-        // transposes do not visit them.
+        // Mostly zero words: keep only the nonzero ones, so that draws
+        // and transposes do not visit them.
         if zero * 2 > self.words.len() {
             self.compact();
         }
+    }
+
+    /// [`Candidates::fill`] from words scattered in `words` (at `at`).
+    pub(super) fn gather(&mut self, first: u32, words: &[Word], at: &[u32], live: Word) {
+        let mut run = std::mem::take(&mut self.gathered);
+        run.clear();
+        run.extend(at.iter().map(|&w| words[w as usize]));
+        self.fill(first, &run, live);
+        self.gathered = run;
+    }
+
+    /// Takes the nonzero words of `run` masked to `live`, found eight
+    /// words at a time (a large role's words are mostly zero).
+    fn scan(&mut self, run: &[Word], live: Word) {
+        self.words.clear();
+        self.input.clear();
+        self.compacted = true;
+        let (mut any, mut many) = (0 as Word, 0 as Word);
+        for (k, block) in run.chunks(8).enumerate() {
+            let mut nonzero = block.iter().enumerate().fold(0u32, |m, (i, &w)| m | ((w & live != 0) as u32) << i);
+            while nonzero != 0 {
+                let i = nonzero.trailing_zeros() as usize;
+                nonzero &= nonzero - 1;
+                let w = block[i] & live;
+                self.words.push(w);
+                self.input.push(self.first + (8 * k + i) as u32);
+                many |= any & w;
+                any |= w;
+            }
+        }
+        (self.any, self.many) = (any, many);
     }
 
     /// Keeps only the nonzero words, noting their inputs.
@@ -88,28 +130,36 @@ impl Candidates {
     }
 }
 
-/// Where the chosen moves go: each input's word (`at[input]`, cleared
-/// before).
+/// Where the chosen moves go: each input's word (`at[input]`), and the
+/// words written this step, to be cleared before the next.
 pub(super) struct Moves<'a> {
     pub(super) words: &'a mut [Word],
+    pub(super) played: &'a mut Vec<u32>,
     pub(super) at: &'a [u32],
 }
 
 impl Moves<'_> {
     /// Lanes `lanes` (maybe none) play `input`.
     pub(super) fn play(&mut self, input: u32, lanes: Word) {
-        self.words[self.at[input as usize] as usize] |= lanes;
+        let at = self.at[input as usize];
+        self.words[at as usize] |= lanes;
+        self.played.push(at);
     }
 }
 
 /// Scratch memory of [`by_lane`].
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(super) struct Scratch {
     /// Candidates transposed, 64 at a time.
     t: Vec<[[u64; 2]; 64]>,
-    /// The lanes that chose each candidate, as two `u64`s (lanes 0-63
-    /// first): set lane by lane, then played candidate by candidate.
-    chosen: Vec<u64>,
+    /// Each lane's chosen candidate.
+    pick: Picks,
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch { t: Vec::new(), pick: [0; LANES] }
+    }
 }
 
 /// Candidates up to which [`choose`] draws bit-sliced; above, lane by
@@ -174,35 +224,45 @@ fn bit_sliced(c: &Candidates, live: Word, rng: &mut Rng, out: &mut Moves) {
 /// other lane draws candidates uniformly until one is legal there
 /// ([`by_rejection`]); where that would take many draws (few legal
 /// inputs among many candidates), the candidates are transposed instead
-/// ([`transposed`]). The lanes choosing each candidate are gathered
-/// first, then played candidate by candidate.
+/// ([`transposed`]).
 fn by_lane(c: &Candidates, live: Word, rng: &mut Rng, out: &mut Moves, scratch: &mut Scratch) {
     let single = live & !c.many;
-    let multi = live & c.many;
-    let chosen = &mut scratch.chosen;
-    chosen.clear();
-    chosen.resize(2 * c.len(), 0);
-    if multi != 0 {
-        // Estimated instructions: rejection draws about n / legal times
-        // per lane (the mean legal count taken for each lane's), at a few
-        // instructions a draw; the transpose, a fixed cost per 64
-        // candidates and a popcount and select per lane.
-        let (n, m) = (c.len() as u64, multi.count_ones() as u64);
-        let legal = c.words.iter().map(|&w| (w & multi).count_ones() as u64).sum::<u64>().max(1);
-        let rejection = m * m * n * DRAW_COST / legal;
-        let transpose = n.div_ceil(64) * TRANSPOSE_COST + m * SELECT_COST;
-        if rejection <= transpose && n <= 1 << 16 {
-            by_rejection(c.halves(), multi, rng, MAX_DRAWS, chosen);
-        } else {
-            transposed(c, multi, rng, &mut scratch.t, chosen);
+    if single != 0 {
+        for (i, &w) in c.words.iter().enumerate() {
+            // Rarely taken: single lanes mostly share one input (a noop).
+            if w & single != 0 {
+                out.play(c.input(i), w & single);
+            }
         }
     }
-    // Every candidate, chosen or not: a branch on it would be
-    // mispredicted at about every candidate played.
-    for (i, (&w, x)) in c.words.iter().zip(chosen.chunks_exact(2)).enumerate() {
-        out.play(c.input(i), (w & single) | (x[0] as Word | (x[1] as Word) << 64));
+    let multi = live & c.many;
+    if multi == 0 {
+        return;
+    }
+    // Estimated instructions: rejection draws about n / legal times per
+    // lane (the mean legal count taken for each lane's), at a few
+    // instructions a draw; the transpose, a fixed cost per 64 candidates
+    // and a popcount and select per lane.
+    let (n, m) = (c.len() as u64, multi.count_ones() as u64);
+    let legal = c.words.iter().map(|&w| (w & multi).count_ones() as u64).sum::<u64>().max(1);
+    let rejection = m * m * n * DRAW_COST / legal;
+    let transpose = n.div_ceil(64) * TRANSPOSE_COST + m * SELECT_COST;
+    let pick = &mut scratch.pick;
+    if rejection <= transpose && n <= 1 << 16 {
+        by_rejection(c.halves(), multi, rng, MAX_ROUNDS, pick);
+    } else {
+        transposed(c, multi, rng, &mut scratch.t, pick);
+    }
+    let mut a = multi;
+    while a != 0 {
+        let l = a.trailing_zeros() as usize;
+        a &= a - 1;
+        out.play(c.input(pick[l] as usize), LANE_BIT[l]);
     }
 }
+
+/// Each lane's chosen candidate (in [`by_lane`]).
+type Picks = [u32; LANES];
 
 /// Instructions per rejection draw, per 64 candidates transposed, per lane
 /// selected from the transpose: the costs [`by_lane`] compares.
@@ -211,47 +271,56 @@ const TRANSPOSE_COST: u64 = 1200;
 const SELECT_COST: u64 = 40;
 
 /// Each lane of `lanes` (with two or more legal candidates) draws a
-/// candidate uniformly until one is legal there, and sets its bit in
-/// `chosen` (two `u64`s per candidate, as `col`: candidate `i`'s lanes
-/// 0-63 at `2 * i`): exactly uniform over the lane's legal inputs, with
+/// candidate uniformly until one is legal there (`col`: two `u64`s per
+/// candidate, lanes 0-63 first), and notes it in `pick`: exactly uniform over the lane's legal inputs, with
 /// neither a count nor a transpose. A draw is Lemire's multiply-shift on
 /// 16 random bits with the few biased low parts rejected (exactly uniform
-/// over the `n` candidates), four to a random word. After `max_draws`
-/// draws without a legal one, the lane counts its legal candidates and
-/// draws among them (exact either way: a fresh uniform draw, whatever the
-/// rejected draws were).
-fn by_rejection(col: &[u64], lanes: Word, rng: &mut Rng, max_draws: u32, chosen: &mut [u64]) {
+/// over the `n` candidates), four to a random word. The draws go in
+/// rounds, one for each lane still drawing, and nothing branches on a
+/// draw's outcome (a lane's acceptance clears its bit in the mask of
+/// those drawing): a branch would be mispredicted about once per lane.
+/// After `max_rounds` rounds the lanes still drawing count their legal
+/// candidates and draw among them (exact either way: a fresh uniform
+/// draw, whatever the rejected draws were).
+fn by_rejection(col: &[u64], lanes: Word, rng: &mut Rng, max_rounds: u32, pick: &mut Picks) {
     let n = (col.len() / 2) as u32;
     let cut = (1u32 << 16) % n;
+    let (mut r, mut left) = (0u64, 0u32);
     for h in 0..2 {
-        let mut a = (lanes >> (64 * h)) as u64;
-        while a != 0 {
-            let b = a.trailing_zeros();
-            a &= a - 1;
-            let mut tries = 0;
-            let i = 'found: loop {
-                let r = rng.next_u64();
-                for t in 0..4 {
-                    let x = (r >> (16 * t) & 0xffff) as u32 * n;
-                    let at = 2 * (x >> 16) as usize + h;
-                    if x & 0xffff >= cut && col[at] >> b & 1 == 1 {
-                        break 'found at;
-                    }
+        let mut drawing = (lanes >> (64 * h)) as u64;
+        for _ in 0..max_rounds {
+            let mut a = drawing;
+            while a != 0 {
+                let b = a.trailing_zeros();
+                a &= a - 1;
+                if left == 0 {
+                    (r, left) = (rng.next_u64(), 4);
                 }
-                tries += 4;
-                if tries >= max_draws {
-                    break 2 * nth_legal(col, h, b, rng) + h;
-                }
-            };
-            chosen[i] |= 1 << b;
+                let x = (r & 0xffff) as u32 * n;
+                (r, left) = (r >> 16, left - 1);
+                let i = x >> 16;
+                let ok = (x & 0xffff >= cut) as u64 & col[2 * i as usize + h] >> b & 1;
+                // Written at every draw: a lane's last draw is the one
+                // accepted (a select here compiles to a branch).
+                pick[64 * h + b as usize] = i;
+                drawing &= !(ok << b);
+            }
+            if drawing == 0 {
+                break;
+            }
+        }
+        while drawing != 0 {
+            let b = drawing.trailing_zeros();
+            drawing &= drawing - 1;
+            pick[64 * h + b as usize] = nth_legal(col, h, b, rng) as u32;
         }
     }
 }
 
-/// Draws after which [`by_rejection`] counts instead (a lane with two
+/// Rounds after which [`by_rejection`] counts instead (a lane with two
 /// legal inputs among 200 candidates gives up after 512 draws once in
 /// 170).
-const MAX_DRAWS: u32 = 512;
+const MAX_ROUNDS: u32 = 512;
 
 /// A uniform draw among the candidates whose lane `b` of half `h` is set.
 fn nth_legal(col: &[u64], h: usize, b: u32, rng: &mut Rng) -> usize {
@@ -262,9 +331,8 @@ fn nth_legal(col: &[u64], h: usize, b: u32, rng: &mut Rng) -> usize {
 
 /// Lane by lane through a transpose: the candidate rows transposed 64 at
 /// a time into a bitset per lane, then for each lane of `lanes` a
-/// popcount, a uniform draw and a select; each lane's bit set in `chosen`
-/// (as in [`by_rejection`]).
-fn transposed(c: &Candidates, lanes: Word, rng: &mut Rng, t: &mut Vec<[[u64; 2]; 64]>, chosen: &mut [u64]) {
+/// popcount, a uniform draw and a select, noted in `pick`.
+fn transposed(c: &Candidates, lanes: Word, rng: &mut Rng, t: &mut Vec<[[u64; 2]; 64]>, pick: &mut Picks) {
     t.clear();
     for rows in c.halves().chunks(128) {
         let mut block = [[0u64; 2]; 64];
@@ -287,7 +355,7 @@ fn transposed(c: &Candidates, lanes: Word, rng: &mut Rng, t: &mut Vec<[[u64; 2];
                 b += 1;
             }
             let i = 64 * b + select(t[b][l][h], k) as usize;
-            chosen[2 * i + h] |= 1 << l;
+            pick[64 * h + l] = i as u32;
         }
     }
 }
@@ -432,7 +500,7 @@ impl Planes {
 #[cfg(test)]
 #[allow(clippy::needless_range_loop, reason = "tests compare row r, column c, lane l of several tables by index")]
 mod tests {
-    use super::super::{each_lane, LANES};
+    use super::super::each_lane;
     use super::*;
 
     #[test]
@@ -489,7 +557,8 @@ mod tests {
     fn candidates(n: usize, legal: impl Fn(usize, usize) -> bool) -> Candidates {
         let mut c = Candidates::default();
         let word = |j| (0..LANES).filter(|&l| legal(j, l)).fold(0 as Word, |w, l| w | 1 << l);
-        c.fill(0, (0..n).map(word), !0);
+        let run: Vec<Word> = (0..n).map(word).collect();
+        c.fill(0, &run, !0);
         c
     }
 
@@ -505,22 +574,17 @@ mod tests {
             c: &Candidates,
             out: &mut Moves,
             s: &mut Scratch,
-            f: impl FnOnce(&Candidates, &mut Vec<u64>, &mut Vec<[[u64; 2]; 64]>),
+            f: impl FnOnce(&Candidates, &mut Picks, &mut Vec<[[u64; 2]; 64]>),
         ) {
-            s.chosen.clear();
-            s.chosen.resize(2 * c.len(), 0);
-            f(c, &mut s.chosen, &mut s.t);
-            for (i, x) in s.chosen.chunks_exact(2).enumerate() {
-                let w = x[0] as Word | (x[1] as Word) << 64;
-                if w != 0 {
-                    out.play(c.input(i), w);
-                }
+            f(c, &mut s.pick, &mut s.t);
+            for (l, &i) in s.pick.iter().enumerate() {
+                out.play(c.input(i as usize), LANE_BIT[l]);
             }
         }
         let rejection: Strategy =
-            |c, rng, out, s| lane_by_lane(c, out, s, |c, x, _| by_rejection(c.halves(), !0, rng, MAX_DRAWS, x));
+            |c, rng, out, s| lane_by_lane(c, out, s, |c, x, _| by_rejection(c.halves(), !0, rng, MAX_ROUNDS, x));
         let counting: Strategy =
-            |c, rng, out, s| lane_by_lane(c, out, s, |c, x, _| by_rejection(c.halves(), !0, rng, 4, x));
+            |c, rng, out, s| lane_by_lane(c, out, s, |c, x, _| by_rejection(c.halves(), !0, rng, 3, x));
         let transpose: Strategy = |c, rng, out, s| lane_by_lane(c, out, s, |c, x, t| transposed(c, !0, rng, t, x));
         let sliced: Strategy = |c, rng, out, _| bit_sliced(c, !0, rng, out);
         let cases: [(&str, Strategy, usize, usize); 4] = [
@@ -537,12 +601,13 @@ mod tests {
             let at: Vec<u32> = (0..n as u32).collect();
             let mut words = vec![0 as Word; n];
             let mut scratch = Scratch::default();
+            let mut played = Vec::new();
             let mut rng = Rng::new(5);
             let rounds = 3000;
             let mut hits = vec![[0u32; LANES]; n];
             for _ in 0..rounds {
                 words.fill(0);
-                strategy(&c, &mut rng, &mut Moves { words: &mut words, at: &at }, &mut scratch);
+                strategy(&c, &mut rng, &mut Moves { words: &mut words, played: &mut played, at: &at }, &mut scratch);
                 assert_eq!(
                     words.iter().map(|w| w.count_ones()).sum::<u32>(),
                     LANES as u32,
