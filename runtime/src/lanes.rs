@@ -137,7 +137,7 @@ impl Lanes {
     /// playouts from one position do), else after them
     /// ([`Lanes::load_staged`]).
     fn stage(&mut self, plan: &LanePlan, l: usize, bits: &[u64]) {
-        if self.staged != 0 && self.staged_bits[..] != *bits {
+        if self.staged != 0 && !same(&self.staged_bits, bits) {
             self.load_staged(plan);
         }
         if self.staged == 0 {
@@ -204,7 +204,9 @@ impl Lanes {
             fn finished(&mut self, lane: usize, goals: &[i32], length: u32) {
                 let p = self.playout[lane];
                 self.lengths[p] = length;
-                self.goals[p * self.roles..(p + 1) * self.roles].copy_from_slice(goals);
+                for (x, &g) in self.goals[p * self.roles..(p + 1) * self.roles].iter_mut().zip(goals) {
+                    *x = g;
+                }
             }
         }
         let mut source =
@@ -369,7 +371,9 @@ impl Lanes {
         while e != 0 {
             let l = e.trailing_zeros() as usize;
             e &= e - 1;
-            self.goals.fill(-1);
+            for g in &mut self.goals {
+                *g = -1;
+            }
             for &(role, value, w) in &plan.goals {
                 if self.words[w as usize] >> l & 1 == 1 {
                     let g = &mut self.goals[role as usize];
@@ -420,6 +424,12 @@ impl Lanes {
         choose::choose(cands, live, rng, &mut out, scratch);
         Ok(())
     }
+}
+
+/// Whether two states are equal: a loop, not `==`, which calls `memcmp`
+/// (slow for the one or few words of a state, and called per lane refilled).
+fn same(a: &[u64], b: &[u64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// Calls `f` with each lane of `lanes`, in ascending order.

@@ -427,9 +427,14 @@ const SELECT_IN_BYTE: [u8; 2048] = {
 /// of `planes[p]`; `used` planes hold nonzero bits.
 #[derive(Clone, Copy, Default)]
 struct Planes {
-    planes: [Word; 32],
+    planes: [Word; PLANES],
     used: usize,
 }
+
+/// Planes of a [`Planes`]: enough to count [`BIT_SLICED_ROWS`] candidates
+/// (few, so that copies and clears of a counter cost little).
+const PLANES: usize = 6;
+const _: () = assert!(BIT_SLICED_ROWS < 1 << PLANES);
 
 impl Planes {
     /// Adds 1 in the lanes of `w`.
@@ -464,7 +469,8 @@ impl Planes {
 
     /// A value drawn uniformly in `0..self` for each lane of `live` (each
     /// nonzero there): random bits below the length of `self - 1`, drawn
-    /// again in the lanes where they came to `self` or more.
+    /// again in the lanes where they came to `self` or more, for up to
+    /// [`FULL_ROUNDS`] rounds; then a draw lane by lane.
     #[allow(clippy::needless_range_loop, reason = "planes p of k, mask and self side by side")]
     fn draw(&self, live: Word, rng: &mut Rng) -> Planes {
         let used = self.used;
@@ -472,15 +478,15 @@ impl Planes {
         // at p or above (so bit p of the draw may be set).
         let mut below = *self;
         below.decrement(live);
-        let mut mask = [0 as Word; 32];
+        let mut mask = [0 as Word; PLANES];
         let mut above: Word = 0;
         for p in (0..used).rev() {
             above |= below.planes[p];
             mask[p] = above;
         }
-        let mut k = Planes { planes: [0; 32], used };
+        let mut k = Planes { planes: [0; PLANES], used };
         let mut pending = live;
-        while pending != 0 {
+        for _ in 0..FULL_ROUNDS {
             for p in 0..used {
                 let r = (rng.next_u64() as Word) << 64 | rng.next_u64() as Word;
                 k.planes[p] = (k.planes[p] & !pending) | (r & mask[p] & pending);
@@ -492,10 +498,30 @@ impl Planes {
                 equal &= !(k.planes[p] ^ self.planes[p]);
             }
             pending &= !less;
+            if pending == 0 {
+                return k;
+            }
+        }
+        // The few lanes left (the last of 128 would take many rounds):
+        // a fresh uniform draw each, lane by lane.
+        let mut a = pending;
+        while a != 0 {
+            let l = a.trailing_zeros() as usize;
+            a &= a - 1;
+            let count = (0..used).fold(0, |v, p| v | ((self.planes[p] >> l & 1) as usize) << p);
+            let v = rng.below(count);
+            for p in 0..used {
+                let bit = LANE_BIT[l];
+                k.planes[p] = if v >> p & 1 == 1 { k.planes[p] | bit } else { k.planes[p] & !bit };
+            }
         }
         k
     }
 }
+
+/// Rounds of bit-sliced draws for all lanes before the lanes still
+/// drawing draw one by one ([`Planes::draw`]).
+const FULL_ROUNDS: usize = 3;
 
 #[cfg(test)]
 #[allow(clippy::needless_range_loop, reason = "tests compare row r, column c, lane l of several tables by index")]
@@ -537,7 +563,7 @@ mod tests {
         for _ in 0..50 {
             let mut planes = Planes::default();
             let mut counts = [0u32; LANES];
-            for _ in 0..1 + rng.below(70) {
+            for _ in 0..1 + rng.below(BIT_SLICED_ROWS) {
                 let w = (rng.next_u64() as Word) << 64 | rng.next_u64() as Word;
                 planes.increment(w);
                 each_lane(w, |l| counts[l] += 1);
