@@ -239,16 +239,18 @@ fn by_lane(c: &Candidates, live: Word, rng: &mut Rng, out: &mut Moves, scratch: 
     if multi == 0 {
         return;
     }
-    // Estimated instructions: rejection draws about n / legal times per
-    // lane (the mean legal count taken for each lane's), at a few
-    // instructions a draw; the transpose, a fixed cost per 64 candidates
-    // and a popcount and select per lane.
+    // Per lane, rejection costs about its draws (n / legal, the mean
+    // legal count taken for each lane's) plus one; the transpose, three
+    // per 64 candidates, in units of a draw. Fitted to `propel playouts
+    // --fast` with either way forced (docs/native.md: lanes): rejection
+    // wins on breakthrough (6 draws, 3 blocks), hex (2, 2) and speedChess
+    // (32, 17), the transpose on reversi (7, 2), checkers (16, 2) and
+    // pentago (3, 1).
     let (n, m) = (c.len() as u64, multi.count_ones() as u64);
     let legal = c.words.iter().map(|&w| (w & multi).count_ones() as u64).sum::<u64>().max(1);
-    let rejection = m * m * n * DRAW_COST / legal;
-    let transpose = n.div_ceil(64) * TRANSPOSE_COST + m * SELECT_COST;
+    let by_draws = n * m + legal < 3 * n.div_ceil(64) * legal;
     let pick = &mut scratch.pick;
-    if rejection <= transpose && n <= 1 << 16 {
+    if by_draws && n <= 1 << 16 {
         by_rejection(c.halves(), multi, rng, MAX_ROUNDS, pick);
     } else {
         transposed(c, multi, rng, &mut scratch.t, pick);
@@ -263,12 +265,6 @@ fn by_lane(c: &Candidates, live: Word, rng: &mut Rng, out: &mut Moves, scratch: 
 
 /// Each lane's chosen candidate (in [`by_lane`]).
 type Picks = [u32; LANES];
-
-/// Instructions per rejection draw, per 64 candidates transposed, per lane
-/// selected from the transpose: the costs [`by_lane`] compares.
-const DRAW_COST: u64 = 14;
-const TRANSPOSE_COST: u64 = 1200;
-const SELECT_COST: u64 = 40;
 
 /// Each lane of `lanes` (with two or more legal candidates) draws a
 /// candidate uniformly until one is legal there (`col`: two `u64`s per
