@@ -4,8 +4,9 @@
 //! driver picks each lane's moves, ends the lanes whose game is over
 //! (reading their goals) and refills them with the next playout.
 //!
-//! Moves are drawn in a fixed order (per step: roles in order, then lanes
-//! in ascending order), so a seed gives the same results on every machine
+//! Moves are drawn in a fixed order (per step: roles in order; within a
+//! role, rounds of draws over the lanes still drawing, in ascending order:
+//! see [`choose`]), so a seed gives the same results on every machine
 //! that evaluates the same plan.
 
 mod choose;
@@ -616,18 +617,7 @@ mod tests {
                 }
             }
         }
-        for l in 0..LANES {
-            let k = (0..n).filter(|&j| legal(j, l)).count() as f64;
-            let (p, sd) = (rounds as f64 / k, (rounds as f64 * (1.0 / k) * (1.0 - 1.0 / k)).sqrt());
-            for j in 0..n {
-                let h = hits[j][l] as f64;
-                if legal(j, l) {
-                    assert!((h - p).abs() <= 5.0 * sd + 1.0, "lane {l} input {j}: {h} draws, expected {p:.0}");
-                } else {
-                    assert_eq!(h, 0.0, "lane {l} played illegal input {j}");
-                }
-            }
-        }
+        choose::tests::assert_uniform("lanes", &hits, rounds, legal);
     }
 
     /// The scan of a dense run of legal words (as generated code lays
