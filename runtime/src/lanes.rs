@@ -4,9 +4,12 @@
 //! driver picks each lane's moves, ends the lanes whose game is over
 //! (reading their goals) and refills them with the next playout.
 //!
-//! Moves are drawn in a fixed order (per step: roles in order, then lanes
-//! in ascending order), so a seed gives the same results on every machine
+//! Moves are drawn in a fixed order (per step: roles in order; within a
+//! role, rounds of draws over the lanes still drawing, in ascending order:
+//! see [`choose`]), so a seed gives the same results on every machine
 //! that evaluates the same plan.
+
+mod choose;
 
 use crate::rng::Rng;
 use propel_abi::LanePlan;
@@ -78,12 +81,11 @@ pub struct Lanes {
     /// The next state's words, gathered before they are written (a next
     /// output may itself be a base).
     next: Vec<Word>,
-    /// This role's inputs legal in some lane: (input, lanes).
-    legal: Vec<(u32, Word)>,
-    /// The input words set this step (cleared before the next).
+    /// This role's inputs legal in some live lane.
+    cands: choose::Candidates,
+    /// The input words written this step (cleared before the next).
     played: Vec<u32>,
-    /// Candidates transposed, 64 at a time ([`Lanes::choose_by_lane`]).
-    t: Vec<[[u64; 2]; 64]>,
+    scratch: choose::Scratch,
     /// The step each lane's playout started at.
     started: [u32; LANES],
     /// Lanes whose next move is given ([`Refill::Expand`]), and each such
@@ -115,9 +117,9 @@ impl Lanes {
         Lanes {
             words,
             next: vec![0; plan.base.len()],
-            legal: Vec::new(),
+            cands: Default::default(),
             played: Vec::new(),
-            t: Vec::new(),
+            scratch: Default::default(),
             started: [0; LANES],
             forced: 0,
             joint: Vec::new(),
@@ -136,7 +138,7 @@ impl Lanes {
     /// playouts from one position do), else after them
     /// ([`Lanes::load_staged`]).
     fn stage(&mut self, plan: &LanePlan, l: usize, bits: &[u64]) {
-        if self.staged != 0 && self.staged_bits[..] != *bits {
+        if self.staged != 0 && !same(&self.staged_bits, bits) {
             self.load_staged(plan);
         }
         if self.staged == 0 {
@@ -203,7 +205,9 @@ impl Lanes {
             fn finished(&mut self, lane: usize, goals: &[i32], length: u32) {
                 let p = self.playout[lane];
                 self.lengths[p] = length;
-                self.goals[p * self.roles..(p + 1) * self.roles].copy_from_slice(goals);
+                for (x, &g) in self.goals[p * self.roles..(p + 1) * self.roles].iter_mut().zip(goals) {
+                    *x = g;
+                }
             }
         }
         let mut source =
@@ -282,9 +286,7 @@ impl Lanes {
                     return Err(LaneError::TooLong(max_steps));
                 }
             }
-            for w in self.played.drain(..) {
-                self.words[w as usize] = 0;
-            }
+            self.clear_inputs();
             let (forced, fresh) = (self.forced & active, fresh & !ended);
             for (r, &(lo, hi)) in role_range.iter().enumerate() {
                 self.choose(plan, lo as usize..hi as usize, active & !forced, fresh, r, roles, &mut rng)?;
@@ -303,6 +305,13 @@ impl Lanes {
         }
     }
 
+    /// Clears the input words written last step.
+    fn clear_inputs(&mut self) {
+        for w in self.played.drain(..) {
+            self.words[w as usize] = 0;
+        }
+    }
+
     /// Writes the given joint move of each lane in `forced`.
     fn play_forced(&mut self, plan: &LanePlan, forced: Word, roles: usize) {
         let mut f = forced;
@@ -311,10 +320,8 @@ impl Lanes {
             f &= f - 1;
             for &j in &self.joint[l * roles..(l + 1) * roles] {
                 let at = plan.input[j as usize];
-                if self.words[at as usize] == 0 {
-                    self.played.push(at);
-                }
                 self.words[at as usize] |= LANE_BIT[l];
+                self.played.push(at);
             }
         }
     }
@@ -365,7 +372,9 @@ impl Lanes {
         while e != 0 {
             let l = e.trailing_zeros() as usize;
             e &= e - 1;
-            self.goals.fill(-1);
+            for g in &mut self.goals {
+                *g = -1;
+            }
             for &(role, value, w) in &plan.goals {
                 if self.words[w as usize] >> l & 1 == 1 {
                     let g = &mut self.goals[role as usize];
@@ -377,20 +386,9 @@ impl Lanes {
     }
 
     /// One role's move in every lane of `live`, drawn uniformly among the
-    /// lane's legal inputs, bit-sliced: nothing is done lane by lane. The
-    /// role's inputs legal in some live lane (the candidates) are counted
-    /// into bit planes (plane `p`, lane `l`: bit `p` of lane `l`'s count);
-    /// each lane's draw `k` comes from random planes by rejection (bits
-    /// above the count's length cleared, redrawn where `k >= count`:
-    /// exactly uniform, half the lanes or more done per round); then the
-    /// candidates are walked once, each lane playing the candidate met
-    /// when its `k` reaches zero and counting `k` down at the others.
-    /// Words played are written as they are found.
-    ///
-    /// Each candidate costs a few word operations per plane for all 128
-    /// lanes; choosing lane by lane (transposing the candidates into a
-    /// bitset per lane, then a popcount, a draw and a select per lane)
-    /// cost about ten times more per step on connect four.
+    /// lane's legal inputs ([`choose::choose`]), written into the input
+    /// words. The role's legal words (the candidates) are gathered first,
+    /// copied in one run from the dense run that generated code writes.
     ///
     /// For each lane of `fresh`, also records its legal inputs of role
     /// `role` (of `roles`) in `fresh_moves`, in ascending order.
@@ -405,270 +403,34 @@ impl Lanes {
         roles: usize,
         rng: &mut Rng,
     ) -> Result<(), LaneError> {
-        let Lanes { words, legal, played, dense_legal, fresh_moves, t, .. } = self;
-        legal.clear();
+        let Lanes { words, cands, played, dense_legal, fresh_moves, scratch, .. } = self;
         if live == 0 {
             return Ok(());
         }
+        let first = inputs.start as u32;
         let run = plan.legal.get(inputs.start).filter(|_| *dense_legal);
         match run.and_then(|&at| words.get(at as usize..at as usize + inputs.len())) {
-            // Generated code copies the legal words into one run: scan it
-            // eight words at a time, visiting only the words some live lane
-            // may play (most of a role's inputs are illegal in every lane).
-            Some(run) => {
-                for (k, block) in run.chunks(8).enumerate() {
-                    let mut nonzero =
-                        block.iter().enumerate().fold(0u32, |m, (i, &w)| m | ((w & live != 0) as u32) << i);
-                    while nonzero != 0 {
-                        let i = nonzero.trailing_zeros() as usize;
-                        nonzero &= nonzero - 1;
-                        legal.push(((inputs.start + 8 * k + i) as u32, block[i] & live));
-                    }
-                }
-            }
-            None => {
-                for j in inputs {
-                    let w = words[plan.legal[j] as usize] & live;
-                    if w != 0 {
-                        legal.push((j as u32, w));
-                    }
-                }
-            }
+            Some(run) => cands.fill(first, run, live),
+            None => cands.gather(first, words, &plan.legal[inputs], live),
         }
-        let union = legal.iter().fold(0, |u, &(_, w)| u | w);
-        if union != live {
+        if cands.any != live {
             return Err(LaneError::NoLegalMove);
         }
         each_lane(fresh, |l| {
             let moves = &mut fresh_moves[l * roles + role];
             moves.clear();
-            moves.extend(legal.iter().filter(|&&(_, w)| w >> l & 1 == 1).map(|&(j, _)| j));
+            moves.extend(cands.of_lane(l));
         });
-        // One candidate (a role with only a noop): every live lane plays it.
-        if let [(j, _)] = legal[..] {
-            let at = plan.input[j as usize];
-            words[at as usize] = live;
-            played.push(at);
-            return Ok(());
-        }
-        if legal.len() > BIT_SLICED_ROWS {
-            Self::choose_by_lane(plan, legal, live, rng, words, played, t);
-            return Ok(());
-        }
-        let mut count = Planes::default();
-        for &(_, w) in legal.iter() {
-            count.increment(w);
-        }
-        let k = count.draw(live, rng);
-        // Walk the candidates, counting each lane's draw down to its move.
-        let (mut k, mut done) = (k, 0 as Word);
-        for &(j, w) in legal.iter() {
-            let here = w & !done;
-            if here == 0 {
-                continue;
-            }
-            let zero = here & !k.nonzero();
-            if zero != 0 {
-                let at = plan.input[j as usize];
-                words[at as usize] |= zero;
-                played.push(at);
-                done |= zero;
-                if done == live {
-                    break;
-                }
-            }
-            k.decrement(here & !zero);
-        }
+        let mut out = choose::Moves { words, played, at: &plan.input };
+        choose::choose(cands, live, rng, &mut out, scratch);
         Ok(())
     }
-
-    /// [`Lanes::choose`] lane by lane, for many candidates: the candidate
-    /// rows transposed 64 at a time into a bitset per lane, then for each
-    /// lane a popcount, a uniform draw and a select. A bit-sliced walk
-    /// costs several word operations per plane and candidate (for all
-    /// lanes); this, a fixed ~2,700 per 64 candidates and ~30 per lane.
-    fn choose_by_lane(
-        plan: &LanePlan,
-        legal: &[(u32, Word)],
-        live: Word,
-        rng: &mut Rng,
-        words: &mut [Word],
-        played: &mut Vec<u32>,
-        t: &mut Vec<[[u64; 2]; 64]>,
-    ) {
-        t.clear();
-        for rows in legal.chunks(64) {
-            let mut block = [[0u64; 2]; 64];
-            for (x, &(_, w)) in block.iter_mut().zip(rows) {
-                *x = [w as u64, (w >> 64) as u64];
-            }
-            transpose64x2(&mut block);
-            t.push(block);
-        }
-        for h in 0..2 {
-            let mut a = (live >> (64 * h)) as u64;
-            while a != 0 {
-                let l = a.trailing_zeros() as usize;
-                a &= a - 1;
-                let count: u32 = t.iter().map(|b| b[l][h].count_ones()).sum();
-                let mut k = if count == 1 { 0 } else { rng.below(count as usize) as u32 };
-                let mut b = 0;
-                while k >= t[b][l][h].count_ones() {
-                    k -= t[b][l][h].count_ones();
-                    b += 1;
-                }
-                let (j, _) = legal[64 * b + select(t[b][l][h], k) as usize];
-                let at = plan.input[j as usize] as usize;
-                if words[at] == 0 {
-                    played.push(at as u32);
-                }
-                words[at] |= LANE_BIT[64 * h + l];
-            }
-        }
-    }
 }
 
-/// Candidates up to which [`Lanes::choose`] draws bit-sliced; above, lane
-/// by lane ([`Lanes::choose_by_lane`]). Measured (`propel playouts
-/// --fast`): connect four (9 candidates a role) 4.0M playouts/s bit-sliced
-/// against 1.7M lane by lane; breakthrough (about 150) 190k against 250k.
-const BIT_SLICED_ROWS: usize = 32;
-
-/// Transposes two 64 x 64 bit matrices in place, side by side: bit `c`
-/// of `a[r][h]` moves to bit `r` of `a[c][h]` (swapping ever smaller
-/// off-diagonal blocks; the two matrices take the same operations, which
-/// compile to vector code).
-#[inline(never)]
-fn transpose64x2(a: &mut [[u64; 2]; 64]) {
-    #[allow(clippy::needless_range_loop, reason = "rows k and k + J of both halves: indices say it plainest")]
-    fn stage<const J: usize>(a: &mut [[u64; 2]; 64], m: u64) {
-        for base in (0..64).step_by(2 * J) {
-            for k in base..base + J {
-                for h in 0..2 {
-                    let x = ((a[k][h] >> J) ^ a[k + J][h]) & m;
-                    a[k][h] ^= x << J;
-                    a[k + J][h] ^= x;
-                }
-            }
-        }
-    }
-    stage::<32>(a, 0x0000_0000_ffff_ffff);
-    stage::<16>(a, 0x0000_ffff_0000_ffff);
-    stage::<8>(a, 0x00ff_00ff_00ff_00ff);
-    stage::<4>(a, 0x0f0f_0f0f_0f0f_0f0f);
-    stage::<2>(a, 0x3333_3333_3333_3333);
-    stage::<1>(a, 0x5555_5555_5555_5555);
-}
-
-/// The position of the `k`-th set bit of `w` (from 0, lowest first);
-/// `k` must be below `w.count_ones()`. Branch-free (Vigna's broadword
-/// select): the byte holding the bit from byte-wise prefix counts, then
-/// a table for the bit within the byte.
-fn select(w: u64, k: u32) -> u32 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let mut s = w - ((w >> 1) & 0x5555_5555_5555_5555);
-    s = (s & 0x3333_3333_3333_3333) + ((s >> 2) & 0x3333_3333_3333_3333);
-    s = (s + (s >> 4)) & 0x0f0f_0f0f_0f0f_0f0f;
-    // Byte i of `sums`: the set bits of bytes 0..=i.
-    let sums = s.wrapping_mul(ONES);
-    // High bit of byte i set when sums[i] <= k; their count is the byte.
-    let le = (((k as u64 * ONES) | HIGHS) - sums) & HIGHS;
-    let place = le.count_ones() * 8;
-    let below = ((sums << 8) >> place) as u32 & 0xff;
-    place + SELECT_IN_BYTE[(((w >> place) & 0xff) as usize) << 3 | (k - below) as usize] as u32
-}
-
-/// `SELECT_IN_BYTE[b * 8 + k]`: the position of the `k`-th set bit of byte `b`.
-const SELECT_IN_BYTE: [u8; 2048] = {
-    let mut t = [0u8; 2048];
-    let mut b = 0;
-    while b < 256 {
-        let (mut k, mut i) = (0, 0);
-        while i < 8 {
-            if b >> i & 1 == 1 {
-                t[b * 8 + k] = i as u8;
-                k += 1;
-            }
-            i += 1;
-        }
-        b += 1;
-    }
-    t
-};
-
-/// A bit-sliced counter per lane: bit `p` of lane `l`'s value is bit `l`
-/// of `planes[p]`; `used` planes hold nonzero bits.
-#[derive(Clone, Copy, Default)]
-struct Planes {
-    planes: [Word; 32],
-    used: usize,
-}
-
-impl Planes {
-    /// Adds 1 in the lanes of `w`.
-    fn increment(&mut self, w: Word) {
-        let mut carry = w;
-        let mut p = 0;
-        while carry != 0 {
-            let c = self.planes[p] & carry;
-            self.planes[p] ^= carry;
-            carry = c;
-            p += 1;
-        }
-        self.used = self.used.max(p);
-    }
-
-    /// Subtracts 1 in the lanes of `w` (each nonzero there).
-    fn decrement(&mut self, w: Word) {
-        let mut borrow = w;
-        let mut p = 0;
-        while borrow != 0 && p < self.used {
-            let b = !self.planes[p] & borrow;
-            self.planes[p] ^= borrow;
-            borrow = b;
-            p += 1;
-        }
-    }
-
-    /// The lanes whose value is nonzero.
-    fn nonzero(&self) -> Word {
-        self.planes[..self.used].iter().fold(0, |a, &p| a | p)
-    }
-
-    /// A value drawn uniformly in `0..self` for each lane of `live` (each
-    /// nonzero there): random bits below the length of `self - 1`, drawn
-    /// again in the lanes where they came to `self` or more.
-    #[allow(clippy::needless_range_loop, reason = "planes p of k, mask and self side by side")]
-    fn draw(&self, live: Word, rng: &mut Rng) -> Planes {
-        let used = self.used;
-        // Below: self - 1; then `mask[p]`: lanes whose self - 1 has a bit
-        // at p or above (so bit p of the draw may be set).
-        let mut below = *self;
-        below.decrement(live);
-        let mut mask = [0 as Word; 32];
-        let mut above: Word = 0;
-        for p in (0..used).rev() {
-            above |= below.planes[p];
-            mask[p] = above;
-        }
-        let mut k = Planes { planes: [0; 32], used };
-        let mut pending = live;
-        while pending != 0 {
-            for p in 0..used {
-                let r = (rng.next_u64() as Word) << 64 | rng.next_u64() as Word;
-                k.planes[p] = (k.planes[p] & !pending) | (r & mask[p] & pending);
-            }
-            // Lanes where k < self, from the top plane down.
-            let (mut less, mut equal): (Word, Word) = (0, !0);
-            for p in (0..used).rev() {
-                less |= equal & !k.planes[p] & self.planes[p];
-                equal &= !(k.planes[p] ^ self.planes[p]);
-            }
-            pending &= !less;
-        }
-        k
-    }
+/// Whether two states are equal: a loop, not `==`, which calls `memcmp`
+/// (slow for the one or few words of a state, and called per lane refilled).
+fn same(a: &[u64], b: &[u64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// Calls `f` with each lane of `lanes`, in ascending order.
@@ -814,56 +576,6 @@ mod tests {
         assert_eq!(err, Err(LaneError::NoLegalMove));
     }
 
-    #[test]
-    fn transpose_and_select_match_naive() {
-        let mut rng = Rng::new(11);
-        for _ in 0..20 {
-            let mut a = [[0u64; 2]; 64];
-            for x in a.iter_mut().flatten() {
-                *x = rng.next_u64() & rng.next_u64();
-            }
-            let mut t = a;
-            transpose64x2(&mut t);
-            for h in 0..2 {
-                for r in 0..64 {
-                    for c in 0..64 {
-                        assert_eq!(a[r][h] >> c & 1, t[c][h] >> r & 1, "half {h} row {r} column {c}");
-                    }
-                }
-            }
-            for &w in a.iter().map(|x| &x[0]) {
-                let bits: Vec<u32> = (0..64).filter(|&i| w >> i & 1 == 1).collect();
-                for (k, &b) in bits.iter().enumerate() {
-                    assert_eq!(select(w, k as u32), b);
-                }
-            }
-        }
-    }
-
-    /// Bit-sliced counts and draws: each lane's count is its number of
-    /// increments, and draws stay below it.
-    #[test]
-    fn planes_count_and_draw_below_the_count() {
-        let mut rng = Rng::new(11);
-        for _ in 0..50 {
-            let mut planes = Planes::default();
-            let mut counts = [0u32; LANES];
-            for _ in 0..1 + rng.below(70) {
-                let w = (rng.next_u64() as Word) << 64 | rng.next_u64() as Word;
-                planes.increment(w);
-                each_lane(w, |l| counts[l] += 1);
-            }
-            let value = |p: &Planes, l: usize| (0..p.used).fold(0u32, |v, b| v | ((p.planes[b] >> l & 1) as u32) << b);
-            let live = (0..LANES).filter(|&l| counts[l] > 0).fold(0 as Word, |w, l| w | 1 << l);
-            for l in 0..LANES {
-                assert_eq!(value(&planes, l), counts[l]);
-            }
-            let k = planes.draw(live, &mut rng);
-            each_lane(live, |l| assert!(value(&k, l) < counts[l], "lane {l}"));
-            assert_eq!(planes.nonzero(), live);
-        }
-    }
-
     /// Every lane draws each of its legal inputs about equally often:
     /// lanes with 1 to 70 legal inputs across two transposed blocks, and
     /// with 1 to 11 among few candidates (the 8 x 8 tiles).
@@ -897,9 +609,7 @@ mod tests {
         let mut hits = vec![[0u32; LANES]; n];
         let mut rng = Rng::new(5);
         for _ in 0..rounds {
-            for w in lanes.played.drain(..) {
-                lanes.words[w as usize] = 0;
-            }
+            lanes.clear_inputs();
             lanes.choose(&plan, 0..n, !0, 0, 0, 1, &mut rng).unwrap();
             for (j, h) in hits.iter_mut().enumerate() {
                 for (l, x) in h.iter_mut().enumerate() {
@@ -907,18 +617,7 @@ mod tests {
                 }
             }
         }
-        for l in 0..LANES {
-            let k = (0..n).filter(|&j| legal(j, l)).count() as f64;
-            let (p, sd) = (rounds as f64 / k, (rounds as f64 * (1.0 / k) * (1.0 - 1.0 / k)).sqrt());
-            for j in 0..n {
-                let h = hits[j][l] as f64;
-                if legal(j, l) {
-                    assert!((h - p).abs() <= 5.0 * sd + 1.0, "lane {l} input {j}: {h} draws, expected {p:.0}");
-                } else {
-                    assert_eq!(h, 0.0, "lane {l} played illegal input {j}");
-                }
-            }
-        }
+        choose::tests::assert_uniform("lanes", &hits, rounds, legal);
     }
 
     /// The scan of a dense run of legal words (as generated code lays
