@@ -6,7 +6,7 @@
 //!
 //! Moves are drawn in a fixed order (per step: roles in order; within a
 //! role, rounds of draws over the lanes still drawing, in ascending order:
-//! see [`choose`]), so a seed gives the same results on every machine
+//! see `lanes/choose.rs`), so a seed gives the same results on every machine
 //! that evaluates the same plan.
 
 mod choose;
