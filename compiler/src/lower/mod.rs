@@ -217,7 +217,6 @@ fn emit_all<M: Module>(
         // The table loop is small: optimised whatever the engine's size.
         e.module.bulk_code(false);
         e.emit_tables()?;
-        e.module.bulk_code(false);
         updates += e.edges;
         tracing::debug!(
             engine = k,
