@@ -188,7 +188,7 @@ impl<M: Module> Emitter<'_, M> {
                 let done = b.ins().icmp(IntCC::Equal, jv, ev);
                 b.ins().brif(done, pop, &[], reader, &[]);
 
-                // reader: its counter, the flip, the branch-free push.
+                // reader: its counter and the flip.
                 b.switch_to_block(reader);
                 let jv = b.use_var(j);
                 let at = b.ins().ishl_imm_u(jv, 2);
