@@ -86,8 +86,9 @@ pub struct Lanes {
     /// The input words written this step (cleared before the next).
     played: Vec<u32>,
     scratch: choose::Scratch,
-    /// The step each lane's playout started at.
+    /// The step each lane's playout started at, and ended at.
     started: [u32; LANES],
+    ended_at: [u32; LANES],
     /// Lanes whose next move is given ([`Refill::Expand`]), and each such
     /// lane's joint move (`roles` inputs from `lane * roles`).
     forced: Word,
@@ -121,6 +122,7 @@ impl Lanes {
             played: Vec::new(),
             scratch: Default::default(),
             started: [0; LANES],
+            ended_at: [0; LANES],
             forced: 0,
             joint: Vec::new(),
             fresh: 0,
@@ -239,8 +241,15 @@ impl Lanes {
         // step limit.
         let mut oldest = 0u32;
         let mut stopped = false;
+        // Lanes whose game ended, kept with their terminal state until
+        // their goals are read: with a separate goal network (othello's
+        // piece counting, five times the playout network) evaluating it
+        // for every lane that ends, one or two a step, cost more than the
+        // steps themselves. Parked lanes are not refilled; at least one
+        // lane is active while any is parked.
+        let mut parked: Word = 0;
         loop {
-            let mut free = !active;
+            let mut free = !active & !parked;
             while free != 0 && !stopped {
                 let l = free.trailing_zeros() as usize;
                 free &= free - 1;
@@ -274,8 +283,13 @@ impl Lanes {
             let fresh = std::mem::take(&mut self.fresh) & active;
             if ended != 0 {
                 self.report_children(plan, fresh & ended, true, roles, source);
-                self.finish(plan, eval, ended, step, source);
+                each_lane(ended, |l| self.ended_at[l] = step);
+                parked |= ended;
                 active &= !ended;
+                let wait = plan.goal_net && !stopped && active != 0 && parked.count_ones() < PARKED_LANES;
+                if !wait {
+                    self.finish(plan, eval, std::mem::take(&mut parked), source);
+                }
                 if active == 0 {
                     continue;
                 }
@@ -299,7 +313,8 @@ impl Lanes {
                 *x = self.words[w as usize];
             }
             for (&x, &w) in self.next.iter().zip(&plan.base) {
-                self.words[w as usize] = x;
+                let old = &mut self.words[w as usize];
+                *old = (x & !parked) | (*old & parked);
             }
             step += 1;
         }
@@ -356,15 +371,11 @@ impl Lanes {
         (0..LANES).filter(|&l| active >> l & 1 == 1).map(|l| self.started[l]).min().unwrap_or(0)
     }
 
-    /// Reports the lanes in `ended` (terminal at `step`) to `source`.
-    fn finish(
-        &mut self,
-        plan: &LanePlan,
-        eval: &mut impl LaneEval,
-        ended: Word,
-        step: u32,
-        source: &mut impl LaneSource,
-    ) {
+    /// Reports the lanes in `ended` (each terminal, in its current state,
+    /// since step `ended_at`) to `source`.
+    fn finish(&mut self, plan: &LanePlan, eval: &mut impl LaneEval, ended: Word, source: &mut impl LaneSource) {
+        // Parked lanes must still hold their terminal state.
+        debug_assert_eq!(self.words[plan.terminal as usize] & ended, ended, "a lane left its terminal state");
         if plan.goal_net {
             eval.goals(&mut self.words);
         }
@@ -381,7 +392,7 @@ impl Lanes {
                     *g = (*g).max(value as i32);
                 }
             }
-            source.finished(l, &self.goals, step - self.started[l]);
+            source.finished(l, &self.goals, self.ended_at[l] - self.started[l]);
         }
     }
 
@@ -426,6 +437,10 @@ impl Lanes {
         Ok(())
     }
 }
+
+/// Lanes parked before a separate goal network is evaluated for them
+/// (`Lanes::stream`).
+const PARKED_LANES: u32 = 16;
 
 /// Whether two states are equal: a loop, not `==`, which calls `memcmp`
 /// (slow for the one or few words of a state, and called per lane refilled).
