@@ -18,7 +18,8 @@ use super::engine::{Emitter, Stack, Trig, NONE};
 use super::func::Emit;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64, I8};
-use cranelift_codegen::ir::InstBuilder;
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
+use cranelift_frontend::FunctionBuilder;
 use cranelift_module::{FuncId, Module, ModuleError};
 
 /// Reader entry bits: the reader counts down; it takes the slow path
@@ -171,12 +172,7 @@ impl<M: Module> Emitter<'_, M> {
                 b.def_var(neg_d, nd);
                 b.def_var(up, u);
                 let c64 = b.ins().uextend(I64, c);
-                let at = b.ins().ishl_imm_u(c64, 3);
-                let at = b.ins().iadd(heads, at);
-                let h = b.ins().load(I64, mem, at, 0);
-                let s = b.ins().band_imm_s(h, 0xffff_ffff);
-                let n = b.ins().ushr_imm_u(h, 32);
-                let e_ = b.ins().iadd(s, n);
+                let (s, e_) = range_of(b, heads, c64);
                 b.def_var(j, s);
                 b.def_var(end, e_);
                 b.ins().jump(next, &[]);
@@ -262,12 +258,7 @@ impl<M: Module> Emitter<'_, M> {
                 b.switch_to_block(trig_start);
                 let rv = b.use_var(f);
                 let fv = b.ins().ushr_imm_u(rv, SHIFT as i64);
-                let at = b.ins().ishl_imm_u(fv, 3);
-                let at = b.ins().iadd(trig_heads, at);
-                let h = b.ins().load(I64, mem, at, 0);
-                let s = b.ins().band_imm_s(h, 0xffff_ffff);
-                let n = b.ins().ushr_imm_u(h, 32);
-                let e_ = b.ins().iadd(s, n);
+                let (s, e_) = range_of(b, trig_heads, fv);
                 b.def_var(k, s);
                 b.def_var(kend, e_);
                 b.ins().jump(trig_loop, &[]);
@@ -310,4 +301,16 @@ impl<M: Module> Emitter<'_, M> {
             },
         )
     }
+}
+
+/// Entry `index` of a table of (first, count) heads: the range
+/// `first..first + count` as two i64 values.
+fn range_of(b: &mut FunctionBuilder, table: Value, index: Value) -> (Value, Value) {
+    let at = b.ins().ishl_imm_u(index, 3);
+    let at = b.ins().iadd(table, at);
+    let h = b.ins().load(I64, MemFlagsData::trusted(), at, 0);
+    let first = b.ins().band_imm_s(h, 0xffff_ffff);
+    let count = b.ins().ushr_imm_u(h, 32);
+    let end = b.ins().iadd(first, count);
+    (first, end)
 }
