@@ -65,11 +65,15 @@ pub(crate) struct Edge<Mv> {
     /// Where the move leads, at a node where only this role chooses (the
     /// others' moves are forced); `NONE` until known, or elsewhere.
     child: NodeRef,
+    /// The child is solved with a goal of 0 for this role: no move can do
+    /// worse, so selection and the move played pass it by (MCTS-Solver's
+    /// proven losses, Winands et al. 2008). Set by [`Graph::solve`].
+    lost: bool,
 }
 
 impl<Mv> Edge<Mv> {
     fn new(mv: Mv) -> Self {
-        Edge { mv, visits: 0, backed: 0, sum: 0.0, child: NONE }
+        Edge { mv, visits: 0, backed: 0, sum: 0.0, child: NONE, lost: false }
     }
 }
 
@@ -90,19 +94,26 @@ pub(crate) struct Node<S, Mv> {
     /// The one role that chooses here (the others have one move each),
     /// whose edges hold the children; `None` where several choose.
     single: Option<u8>,
-    /// Where several roles choose: joint move key ([`Graph::joint_key`])
-    /// to child, sorted by key.
-    children: Vec<(u64, NodeRef)>,
-    /// Where the product of the roles' move counts overflows a `u64`
-    /// (many roles choosing at once): the joint moves met so far, whose
-    /// positions are their keys.
-    wide: Option<Vec<SmallVec<[u16; 4]>>>,
+    /// Where several roles choose: the children by joint move (boxed:
+    /// where one role chooses, its edges hold them).
+    joint: Option<Box<Joint>>,
     visits: u32,
     touched: u64,
     /// Implicit minimax: role 0's share of the material here, backed up
     /// by minimax from the children in the graph (±3 for a known win or
     /// loss); NaN where not evaluated.
     share: f32,
+}
+
+/// The children of a node where several roles choose.
+#[derive(Default)]
+struct Joint {
+    /// Joint move key ([`Graph::joint_key`]) to child, sorted by key.
+    children: Vec<(u64, NodeRef)>,
+    /// Where the product of the roles' move counts overflows a `u64`
+    /// (many roles choosing at once): the joint moves met so far, whose
+    /// positions are their keys.
+    wide: Option<Vec<SmallVec<[u16; 4]>>>,
 }
 
 impl<S, Mv> Node<S, Mv> {
@@ -119,8 +130,7 @@ impl<S, Mv> Node<S, Mv> {
             edges: Vec::new(),
             ends: SmallVec::new(),
             single: None,
-            children: Vec::new(),
-            wide: None,
+            joint: None,
             visits: 0,
             touched: 0,
             share: f32::NAN,
@@ -197,8 +207,7 @@ impl<S, Mv> Node<S, Mv> {
         self.edges.clear();
         self.ends.clear();
         self.single = None;
-        self.children.clear();
-        self.wide = None;
+        self.joint = None;
         self.visits = 0;
         self.touched = touched;
         self.share = f32::NAN;
@@ -219,9 +228,22 @@ impl<S, Mv> Node<S, Mv> {
         self.single = self.chooser(moves.len()).map(|c| c as u8);
         let mut counts = (0..self.ends.len()).map(|r| self.moves(r) as u64);
         let fits = counts.try_fold(1u64, |p, k| p.checked_mul(k));
-        self.wide = (fits.is_none() && self.single.is_none()).then(Vec::new);
+        self.joint = self
+            .single
+            .is_none()
+            .then(|| Box::new(Joint { children: Vec::new(), wide: fits.is_none().then(Vec::new) }));
         self.expanded = true;
     }
+}
+
+/// A role's moves at the root and their statistics, move by move.
+pub struct RootStats<Mv> {
+    pub moves: Vec<Mv>,
+    pub visits: Vec<u32>,
+    /// Sums of the role's values (0..1) over the visits.
+    pub sums: Vec<f64>,
+    /// Proven losses (see `Edge::lost`).
+    pub lost: Vec<bool>,
 }
 
 /// One step of a selection path: the node and each role's move there.
@@ -652,7 +674,9 @@ where
             }
             return;
         }
-        let joint = match (Self::joint_key(n, moves), &mut n.wide) {
+        let key = Self::joint_key(n, moves);
+        let Some(joint) = n.joint.as_deref_mut() else { return };
+        let key = match (key, &mut joint.wide) {
             (Some(k), _) => k,
             (None, Some(wide)) => {
                 wide.push(moves.iter().copied().collect());
@@ -660,11 +684,12 @@ where
             }
             (None, None) => return,
         };
-        let at = n.children.binary_search_by_key(&joint, |&(j, _)| j).unwrap_or_else(|e| e);
-        if n.children.get(at).is_some_and(|&(j, _)| j == joint) {
-            n.children[at].1 = child;
+        let children = &mut joint.children;
+        let at = children.binary_search_by_key(&key, |&(j, _)| j).unwrap_or_else(|e| e);
+        if children.get(at).is_some_and(|&(j, _)| j == key) {
+            children[at].1 = child;
         } else {
-            n.children.insert(at, (joint, child));
+            children.insert(at, (key, child));
         }
     }
 
@@ -672,7 +697,7 @@ where
     /// `n`'s children: the mixed-radix number of the move indices, or on a
     /// wide node its position in the node's list (`None` if not there).
     fn joint_key(n: &Node<M::State, M::Move>, moves: &[u16]) -> Option<u64> {
-        match &n.wide {
+        match n.joint.as_deref().and_then(|j| j.wide.as_ref()) {
             None => Some(moves.iter().enumerate().fold(0u64, |j, (r, &m)| j * n.moves(r) as u64 + m as u64)),
             Some(wide) => wide.iter().position(|w| w[..] == *moves).map(|i| i as u64),
         }
@@ -684,9 +709,10 @@ where
             let c = n.role(c as usize).get(moves[c as usize] as usize)?.child;
             return self.get(c).map(|_| c);
         }
-        let joint = Self::joint_key(n, moves)?;
-        let i = n.children.binary_search_by_key(&joint, |&(j, _)| j).ok()?;
-        let c = n.children[i].1;
+        let key = Self::joint_key(n, moves)?;
+        let children = &n.joint.as_deref()?.children;
+        let i = children.binary_search_by_key(&key, |&(j, _)| j).ok()?;
+        let c = children[i].1;
         self.get(c).map(|_| c)
     }
 
@@ -724,6 +750,12 @@ where
         let mut i = offset;
         for _ in 0..k {
             let e = &edges[i];
+            if e.lost {
+                // A proven loss is never worth a visit (were every move
+                // lost, the node would be solved and not walked through).
+                i = if i + 1 == k { 0 } else { i + 1 };
+                continue;
+            }
             if e.visits == 0 {
                 return i as u16;
             }
@@ -1024,29 +1056,43 @@ where
             return false;
         }
         let Some(chooser) = n.chooser(self.roles) else { return false };
-        let mut best: Option<&SmallVec<[f64; 4]>> = None;
+        // The best solved child (its value for the chooser and where it
+        // is), whether every child is solved, and the moves that lose.
+        let mut best: Option<(f64, NodeRef)> = None;
         let mut all = true;
+        let mut lost: SmallVec<[u16; 8]> = SmallVec::new();
         let mut moves: SmallVec<[u16; 4]> = SmallVec::from_elem(0, self.roles);
         for i in 0..n.moves(chooser) {
             moves[chooser] = i as u16;
-            match self.child(n, &moves).and_then(|c| self.get(c)).filter(|c| c.solved) {
-                Some(c) => {
-                    if best.is_none_or(|b| c.value[chooser] > b[chooser]) {
-                        best = Some(&c.value);
+            let solved = self.child(n, &moves).and_then(|c| Some((c, self.get(c)?))).filter(|(_, c)| c.solved);
+            match solved {
+                Some((at, c)) => {
+                    let v = c.value.get(chooser).copied().unwrap_or(0.0);
+                    if best.is_none_or(|(b, _)| v > b) {
+                        best = Some((v, at));
+                    }
+                    if v <= 0.0 && !n.role(chooser)[i].lost {
+                        lost.push(i as u16);
                     }
                 }
                 None => all = false,
             }
         }
         let done = match best {
-            Some(b) if b[chooser] >= self.goal_max[chooser] - 1e-9 => true,
+            Some((b, _)) if b >= self.goal_max[chooser] - 1e-9 => true,
             Some(_) => all,
             None => false,
         };
         if !done {
+            let n = &mut self.nodes[r.idx as usize];
+            for i in lost {
+                if let Some(e) = n.edge_mut(chooser, i as usize) {
+                    e.lost = true;
+                }
+            }
             return false;
         }
-        let value = best.cloned().unwrap_or_default();
+        let value = best.and_then(|(_, at)| self.get(at)).map(|c| c.value.clone()).unwrap_or_default();
         let n = &mut self.nodes[r.idx as usize];
         n.solved = true;
         n.value = value;
@@ -1077,24 +1123,27 @@ where
                 }
             }
         }
-        let e = edges.iter().max_by_key(|e| e.visits)?;
+        // The most visited move, passing proven losses by unless every
+        // move is one.
+        let e = edges.iter().filter(|e| !e.lost).max_by_key(|e| e.visits);
+        let e = e.or_else(|| edges.iter().max_by_key(|e| e.visits))?;
         let mean = if e.visits > 0 { e.sum / e.visits as f64 } else { 0.0 };
         Some((e.mv, mean, e.visits))
     }
 
     /// The root's move statistics of `role` (for merging root-parallel graphs).
-    #[allow(clippy::type_complexity, reason = "moves, visits and value sums, taken apart at once by the caller")]
-    pub fn root_stats(&self, role: usize) -> Option<(Vec<M::Move>, Vec<u32>, Vec<f64>)> {
+    pub fn root_stats(&self, role: usize) -> Option<RootStats<M::Move>> {
         let n = self.get(self.root)?;
         if role >= n.ends.len() {
             return None;
         }
         let edges = n.role(role);
-        Some((
-            edges.iter().map(|e| e.mv).collect(),
-            edges.iter().map(|e| e.visits).collect(),
-            edges.iter().map(|e| e.sum).collect(),
-        ))
+        Some(RootStats {
+            moves: edges.iter().map(|e| e.mv).collect(),
+            visits: edges.iter().map(|e| e.visits).collect(),
+            sums: edges.iter().map(|e| e.sum).collect(),
+            lost: edges.iter().map(|e| e.lost).collect(),
+        })
     }
 
     pub fn root_solved(&self) -> Option<SmallVec<[f64; 4]>> {
