@@ -499,7 +499,7 @@ impl StateMachine for NativeMachine {
         let rc = unsafe { self.code.fns().set_joint(inst, self.joint.as_ptr()) };
         check(rc, "playing a joint move")?;
         let next = self.words_at(self.engine()?.next_bits, self.code.iface.state_words())?;
-        Ok(NetState::from_bits(next.to_vec()))
+        Ok(NetState::from_slice(next))
     }
 
     fn goal_values(&mut self, s: &NetState, role: usize, out: &mut Vec<u8>) -> Result<(), MachineError> {

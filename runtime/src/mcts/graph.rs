@@ -17,7 +17,7 @@ use crate::heuristic::{Evaluator, Material};
 use crate::machine::MachineError;
 use crate::rng::Rng;
 use crate::simulate::Simulator;
-use rustc_hash::FxHashMap;
+use hashbrown::HashTable;
 use smallvec::SmallVec;
 use std::sync::Arc;
 
@@ -282,7 +282,9 @@ where
 {
     nodes: Vec<Node<M::State, M::Move>>,
     free: Vec<u32>,
-    table: FxHashMap<u64, SmallVec<[u32; 1]>>,
+    /// Every live node as (its state's hash, its index): 16 bytes an
+    /// entry, several per hash where states collide.
+    table: HashTable<(u64, u32)>,
     capacity: usize,
     pub(crate) root: NodeRef,
     iteration: u64,
@@ -291,6 +293,8 @@ where
     exploration: f64,
     live: usize,
     scratch: Vec<M::Move>,
+    /// Each role's moves of the child being attached (reused).
+    legal: Vec<Vec<M::Move>>,
     heuristic: Option<Arc<Evaluator>>,
     /// Material relative to the root (two-player capture games): new
     /// nodes start with its value, before any `heuristic`.
@@ -319,7 +323,7 @@ where
         let mut g = Graph {
             nodes: Vec::new(),
             free: Vec::new(),
-            table: FxHashMap::default(),
+            table: HashTable::new(),
             capacity: capacity.max(16),
             root: NodeRef { idx: 0, gen: 0 },
             iteration: 0,
@@ -328,6 +332,7 @@ where
             exploration,
             live: 0,
             scratch: Vec::new(),
+            legal: Vec::new(),
             heuristic: None,
             material: None,
             minimax: 0.0,
@@ -520,11 +525,11 @@ where
 
     /// The live node of `state` (with hash `hash`), if any.
     fn find(&self, hash: u64, state: &M::State) -> Option<NodeRef> {
-        let cands = self.table.get(&hash)?;
-        cands.iter().find_map(|&i| {
+        let &(_, i) = self.table.find(hash, |&(h, i)| {
             let n = &self.nodes[i as usize];
-            (n.live && n.state.as_ref() == Some(state)).then_some(NodeRef { idx: i, gen: n.gen })
-        })
+            h == hash && n.live && n.state.as_ref() == Some(state)
+        })?;
+        Some(NodeRef { idx: i, gen: self.nodes[i as usize].gen })
     }
 
     /// A slot for a new node of `state`, fresh and in the table (recycling
@@ -540,7 +545,8 @@ where
         };
         let n = &mut self.nodes[idx as usize];
         n.reset(state, hash, self.iteration);
-        self.table.entry(hash).or_default().push(idx);
+        // The hashes are the machine's state hashes, already mixed.
+        self.table.insert_unique(hash, (hash, idx), |&(h, _)| h);
         self.live += 1;
         NodeRef { idx, gen: n.gen }
     }
@@ -599,11 +605,8 @@ where
         if !n.live {
             return;
         }
-        if let Some(c) = self.table.get_mut(&n.hash) {
-            c.retain(|x| *x != i);
-            if c.is_empty() {
-                self.table.remove(&n.hash);
-            }
+        if let Ok(entry) = self.table.find_entry(n.hash, |&(_, x)| x == i) {
+            entry.remove();
         }
         n.live = false;
         n.gen = n.gen.wrapping_add(1);
@@ -920,18 +923,20 @@ where
                     n.value.extend(goals.iter().copied());
                 }
                 Outcome::Legal(legal) => {
-                    let mut moves: SmallVec<[Vec<M::Move>; 4]> = SmallVec::new();
-                    for (role, ids) in legal.iter().enumerate() {
-                        let mut mv: Vec<M::Move> = ids.iter().filter_map(|&i| m.move_from_index(i)).collect();
-                        m.restrict_moves(role, &mut mv);
-                        moves.push(mv);
+                    // Into vectors kept from one expansion to the next.
+                    let moves = &mut self.legal;
+                    moves.resize_with(legal.len(), Vec::new);
+                    for (role, (ids, mv)) in legal.iter().zip(moves.iter_mut()).enumerate() {
+                        mv.clear();
+                        mv.extend(ids.iter().filter_map(|&i| m.move_from_index(i)));
+                        m.restrict_moves(role, mv);
                     }
                     // Left unexpanded (the machine expands it when it is
                     // reached) if a role has none, or too many to index.
                     if moves.len() == self.roles
                         && moves.iter().all(|mv| !mv.is_empty() && mv.len() <= u16::MAX as usize)
                     {
-                        n.set_moves(&moves);
+                        n.set_moves(moves);
                     }
                 }
             }
