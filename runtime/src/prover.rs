@@ -9,6 +9,7 @@
 use crate::machine::{MachineError, StateMachine};
 use propel_compiler::eval::{Budget, Db, EvalError, Negation, Program, Scratch, Steps};
 use propel_compiler::magic::{demand_transform, with_callees, with_callers};
+use propel_compiler::unfold::unfold_ground_heads;
 use propel_compiler::{Deadline, Game, Layer, RelId, Sym, TermId, TermPool};
 use std::sync::Arc;
 
@@ -25,6 +26,11 @@ const MAX_REWRITES: usize = 8;
 /// While a rewrite may still follow, an attempt to build the prover stops
 /// when a relation reaches this many rows (in one state).
 const ATTEMPT_MAX_ROWS: usize = 250_000;
+
+/// While a rewrite may still follow, an attempt also stops when one join
+/// derives this many rows, duplicates included (mummymaze1p's
+/// `direction-from`: 6.5M derivations, then computed on demand anyway).
+const ATTEMPT_MAX_JOIN: usize = 4 * ATTEMPT_MAX_ROWS;
 
 /// Plies of the sample game that looks for relations heavy later on.
 const SAMPLE_PLIES: usize = 10;
@@ -284,7 +290,12 @@ impl Prover {
             if !progressed {
                 // Nothing to rewrite: once more without the row limit
                 // (unless it was not what stopped the attempt).
-                let rows_stopped = matches!(&attempt, Err(MachineError::Eval(EvalError::TooManyRows { .. })));
+                let rows_stopped = matches!(
+                    &attempt,
+                    Err(MachineError::Eval(
+                        EvalError::TooManyRows { .. } | EvalError::TooManyDerivations { limit: ATTEMPT_MAX_JOIN, .. }
+                    ))
+                );
                 if !rows_stopped || last_chance {
                     return attempt;
                 }
@@ -369,6 +380,9 @@ impl Prover {
         deadline: Deadline,
         used: &mut u64,
     ) -> Result<Prover, MachineError> {
+        // Ground-head clauses stop at their first match: unfolding lets
+        // that reach into the state relations they call.
+        let game = unfold_ground_heads(&game).map_or(game, Arc::new);
         let mut pool = TermPool::new();
         let relations =
             game.relations.iter().map(|r| (game.symbols.name(r.name).to_string(), r.arity, r.layer)).collect();
@@ -403,7 +417,10 @@ impl Prover {
             pool,
             db,
             scratch: Scratch::default(),
-            budget: Budget::new(max_facts, deadline).with_steps(steps).with_max_rows(max_rows),
+            budget: Budget::new(max_facts, deadline)
+                .with_steps(steps)
+                .with_max_rows(max_rows)
+                .with_max_join(if max_rows == usize::MAX { usize::MAX } else { ATTEMPT_MAX_JOIN }),
             build_steps: 0,
             role_names,
             role_terms,
@@ -423,6 +440,7 @@ impl Prover {
         p.build_steps = p.budget.steps.done;
         p.budget.steps = Steps::unlimited();
         p.budget.max_rows = usize::MAX;
+        p.budget.max_join = usize::MAX;
         Ok(p)
     }
 
