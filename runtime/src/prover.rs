@@ -703,6 +703,42 @@ mod tests {
         Prover::new(Arc::new(propel_compiler::load_file(&path).expect("bundled game"))).expect("prover")
     }
 
+    /// A fill-the-grid game on 50x50 cells: `terminal` when no cell is
+    /// empty, asked through a proposition.
+    fn grid() -> Prover {
+        let index: String = (1..=50).map(|i| format!("(index {i}) ")).collect();
+        let text = format!(
+            "(role p) {index} (init (filled 1 1))
+             (<= (empty ?x ?y) (index ?x) (index ?y) (not (true (filled ?x ?y))))
+             (<= (legal p (fill ?x ?y)) (empty ?x ?y))
+             (<= (next (filled ?x ?y)) (does p (fill ?x ?y)))
+             (<= (next (filled ?x ?y)) (true (filled ?x ?y)))
+             (<= open (empty ?x ?y))
+             (<= terminal (not open))
+             (<= (goal p 100) (true (filled 50 50)))
+             (<= (goal p 0) (not (true (filled 50 50))))"
+        );
+        Prover::new(Arc::new(propel_compiler::load("grid.kif", text).expect("valid"))).expect("prover")
+    }
+
+    #[test]
+    fn an_existence_question_stops_at_the_first_answer() {
+        let mut p = grid();
+        let s0 = p.initial_state().expect("initial state");
+        let mut moves = Vec::new();
+        p.legal_moves(&s0, 0, &mut moves).expect("legal");
+        assert_eq!(moves.len(), 2499);
+        let s1 = p.next_state(&s0, &[moves[0]]).expect("next");
+        let before = p.budget.steps.done;
+        assert!(!p.is_terminal(&s1).expect("terminal"));
+        // `open` is unfolded into `(index ?x) (index ?y) (not (true ...))`
+        // and stops at the first empty cell: not 2,500 cells looked at.
+        let steps = p.budget.steps.done - before;
+        assert!(steps < 100, "{steps} join steps for `terminal`");
+        p.legal_moves(&s1, 0, &mut moves).expect("legal");
+        assert_eq!(moves.len(), 2498);
+    }
+
     #[test]
     fn kif_reads_back_states_and_moves() {
         let mut p = tictactoe();
