@@ -29,8 +29,9 @@ const ATTEMPT_MAX_ROWS: usize = 250_000;
 
 /// While a rewrite may still follow, an attempt also stops when one join
 /// derives this many rows, duplicates included (mummymaze1p's
-/// `direction-from`: 6.5M derivations, then computed on demand anyway).
-const ATTEMPT_MAX_JOIN: usize = 4 * ATTEMPT_MAX_ROWS;
+/// `direction-from`: 6.5M derivations, then computed on demand anyway;
+/// a join this large would count as heavy below).
+const ATTEMPT_MAX_JOIN: usize = ATTEMPT_MAX_ROWS;
 
 /// Plies of the sample game that looks for relations heavy later on.
 const SAMPLE_PLIES: usize = 10;
