@@ -101,20 +101,20 @@ fn has_var(p: &Pat) -> bool {
 fn unfold_at(w: &Clause, i: usize, def: &Clause) -> Option<Clause> {
     let Lit::Pos(call) = &w.body[i] else { return None };
     let off = w.var_names.len() as u32;
-    let shift = |p: &Pat| rename(p, &|v| v + off);
+    let shift = |p: &Pat| rename(p, &mut |v| v + off);
     let mut subst: Vec<Option<Pat>> = vec![None; w.var_names.len() + def.var_names.len()];
     for (x, y) in call.args.iter().zip(def.head.args.iter()) {
         if !unify(x, &shift(y), &mut subst) {
             return None;
         }
     }
-    let shift_lit = |l: &Lit| map_lit(l, &|p| shift(p));
+    let shift_lit = |l: &Lit| map_lit(l, &mut |p| shift(p));
     let body: Vec<Lit> = w.body[..i]
         .iter()
         .cloned()
         .chain(def.body.iter().map(shift_lit))
         .chain(w.body[i + 1..].iter().cloned())
-        .map(|l| map_lit(&l, &|p| resolve(p, &subst)))
+        .map(|l| map_lit(&l, &mut |p| resolve(p, &subst)))
         .collect();
     let head = AtomPat { rel: w.head.rel, args: w.head.args.iter().map(|p| resolve(p, &subst)).collect() };
     // Number the variables left afresh, in order of appearance.
@@ -129,9 +129,9 @@ fn unfold_at(w: &Clause, i: usize, def: &Clause) -> Option<Clause> {
     };
     let mut renumbered = Vec::with_capacity(body.len());
     for l in &body {
-        renumbered.push(map_lit_mut(l, &mut |p| rename_mut(p, &mut number)));
+        renumbered.push(map_lit(l, &mut |p| rename(p, &mut number)));
     }
-    let head = AtomPat { rel: head.rel, args: head.args.iter().map(|p| rename_mut(p, &mut number)).collect() };
+    let head = AtomPat { rel: head.rel, args: head.args.iter().map(|p| rename(p, &mut number)).collect() };
     let clause = Clause { head, body: renumbered, var_names, loc: w.loc.clone() };
     safe(&clause).then_some(clause)
 }
@@ -161,17 +161,7 @@ fn safe(c: &Clause) -> bool {
     ok
 }
 
-fn map_lit(l: &Lit, f: &dyn Fn(&Pat) -> Pat) -> Lit {
-    let atom = |a: &AtomPat| AtomPat { rel: a.rel, args: a.args.iter().map(f).collect() };
-    match l {
-        Lit::Pos(a) => Lit::Pos(atom(a)),
-        Lit::Neg(a) => Lit::Neg(atom(a)),
-        Lit::Distinct(x, y) => Lit::Distinct(f(x), f(y)),
-        Lit::Same(x, y) => Lit::Same(f(x), f(y)),
-    }
-}
-
-fn map_lit_mut(l: &Lit, f: &mut dyn FnMut(&Pat) -> Pat) -> Lit {
+fn map_lit(l: &Lit, f: &mut dyn FnMut(&Pat) -> Pat) -> Lit {
     let mut atom = |a: &AtomPat| AtomPat { rel: a.rel, args: a.args.iter().map(&mut *f).collect() };
     match l {
         Lit::Pos(a) => Lit::Pos(atom(a)),
@@ -187,19 +177,11 @@ fn map_lit_mut(l: &Lit, f: &mut dyn FnMut(&Pat) -> Pat) -> Lit {
     }
 }
 
-fn rename(p: &Pat, f: &dyn Fn(u32) -> u32) -> Pat {
+fn rename(p: &Pat, f: &mut dyn FnMut(u32) -> u32) -> Pat {
     match p {
         Pat::Var(v) => Pat::Var(f(*v)),
         Pat::Const(s) => Pat::Const(*s),
         Pat::App(g, args) => Pat::App(*g, args.iter().map(|a| rename(a, f)).collect()),
-    }
-}
-
-fn rename_mut(p: &Pat, f: &mut dyn FnMut(u32) -> u32) -> Pat {
-    match p {
-        Pat::Var(v) => Pat::Var(f(*v)),
-        Pat::Const(s) => Pat::Const(*s),
-        Pat::App(g, args) => Pat::App(*g, args.iter().map(|a| rename_mut(a, f)).collect()),
     }
 }
 
