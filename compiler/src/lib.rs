@@ -34,6 +34,7 @@ mod strata;
 mod symbol;
 mod syntax;
 mod term;
+pub mod unfold;
 pub mod validate;
 
 pub use deadline::Deadline;

@@ -9,6 +9,7 @@
 use crate::machine::{MachineError, StateMachine};
 use propel_compiler::eval::{Budget, Db, EvalError, Negation, Program, Scratch, Steps};
 use propel_compiler::magic::{demand_transform, with_callees, with_callers};
+use propel_compiler::unfold::unfold_ground_heads;
 use propel_compiler::{Deadline, Game, Layer, RelId, Sym, TermId, TermPool};
 use std::sync::Arc;
 
@@ -25,6 +26,12 @@ const MAX_REWRITES: usize = 8;
 /// While a rewrite may still follow, an attempt to build the prover stops
 /// when a relation reaches this many rows (in one state).
 const ATTEMPT_MAX_ROWS: usize = 250_000;
+
+/// While a rewrite may still follow, an attempt also stops when one join
+/// derives this many rows, duplicates included (mummymaze1p's
+/// `direction-from`: 6.5M derivations, then computed on demand anyway;
+/// a join this large would count as heavy below).
+const ATTEMPT_MAX_JOIN: usize = ATTEMPT_MAX_ROWS;
 
 /// Plies of the sample game that looks for relations heavy later on.
 const SAMPLE_PLIES: usize = 10;
@@ -284,7 +291,12 @@ impl Prover {
             if !progressed {
                 // Nothing to rewrite: once more without the row limit
                 // (unless it was not what stopped the attempt).
-                let rows_stopped = matches!(&attempt, Err(MachineError::Eval(EvalError::TooManyRows { .. })));
+                let rows_stopped = matches!(
+                    &attempt,
+                    Err(MachineError::Eval(
+                        EvalError::TooManyRows { .. } | EvalError::TooManyDerivations { limit: ATTEMPT_MAX_JOIN, .. }
+                    ))
+                );
                 if !rows_stopped || last_chance {
                     return attempt;
                 }
@@ -369,6 +381,9 @@ impl Prover {
         deadline: Deadline,
         used: &mut u64,
     ) -> Result<Prover, MachineError> {
+        // Ground-head clauses stop at their first match: unfolding lets
+        // that reach into the state relations they call.
+        let game = unfold_ground_heads(&game).map_or(game, Arc::new);
         let mut pool = TermPool::new();
         let relations =
             game.relations.iter().map(|r| (game.symbols.name(r.name).to_string(), r.arity, r.layer)).collect();
@@ -403,7 +418,10 @@ impl Prover {
             pool,
             db,
             scratch: Scratch::default(),
-            budget: Budget::new(max_facts, deadline).with_steps(steps).with_max_rows(max_rows),
+            budget: Budget::new(max_facts, deadline)
+                .with_steps(steps)
+                .with_max_rows(max_rows)
+                .with_max_join(if max_rows == usize::MAX { usize::MAX } else { ATTEMPT_MAX_JOIN }),
             build_steps: 0,
             role_names,
             role_terms,
@@ -423,6 +441,7 @@ impl Prover {
         p.build_steps = p.budget.steps.done;
         p.budget.steps = Steps::unlimited();
         p.budget.max_rows = usize::MAX;
+        p.budget.max_join = usize::MAX;
         Ok(p)
     }
 
@@ -683,6 +702,42 @@ mod tests {
     fn tictactoe() -> Prover {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../games/tictactoe.kif");
         Prover::new(Arc::new(propel_compiler::load_file(&path).expect("bundled game"))).expect("prover")
+    }
+
+    /// A fill-the-grid game on 50x50 cells: `terminal` when no cell is
+    /// empty, asked through a proposition.
+    fn grid() -> Prover {
+        let index: String = (1..=50).map(|i| format!("(index {i}) ")).collect();
+        let text = format!(
+            "(role p) {index} (init (filled 1 1))
+             (<= (empty ?x ?y) (index ?x) (index ?y) (not (true (filled ?x ?y))))
+             (<= (legal p (fill ?x ?y)) (empty ?x ?y))
+             (<= (next (filled ?x ?y)) (does p (fill ?x ?y)))
+             (<= (next (filled ?x ?y)) (true (filled ?x ?y)))
+             (<= open (empty ?x ?y))
+             (<= terminal (not open))
+             (<= (goal p 100) (true (filled 50 50)))
+             (<= (goal p 0) (not (true (filled 50 50))))"
+        );
+        Prover::new(Arc::new(propel_compiler::load("grid.kif", text).expect("valid"))).expect("prover")
+    }
+
+    #[test]
+    fn an_existence_question_stops_at_the_first_answer() {
+        let mut p = grid();
+        let s0 = p.initial_state().expect("initial state");
+        let mut moves = Vec::new();
+        p.legal_moves(&s0, 0, &mut moves).expect("legal");
+        assert_eq!(moves.len(), 2499);
+        let s1 = p.next_state(&s0, &[moves[0]]).expect("next");
+        let before = p.budget.steps.done;
+        assert!(!p.is_terminal(&s1).expect("terminal"));
+        // `open` is unfolded into `(index ?x) (index ?y) (not (true ...))`
+        // and stops at the first empty cell: not 2,500 cells looked at.
+        let steps = p.budget.steps.done - before;
+        assert!(steps < 100, "{steps} join steps for `terminal`");
+        p.legal_moves(&s1, 0, &mut moves).expect("legal");
+        assert_eq!(moves.len(), 2498);
     }
 
     #[test]

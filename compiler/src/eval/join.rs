@@ -122,13 +122,16 @@ fn passes(f: &Filter, db: &Db, pool: &mut TermPool, bind: &[TermId], neg: Negati
     })
 }
 
-/// Calls `emit` with the variable bindings of every match of `plan`'s body.
+/// Calls `emit` with the variable bindings of every match of `plan`'s body,
+/// or (`once`) of the first match only.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run<F>(
     plan: &Plan,
     db: &Db,
     pool: &mut TermPool,
     ranges: Ranges<'_>,
     neg: Negation,
+    once: bool,
     meter: Meter<'_>,
     emit: &mut F,
 ) -> Result<(), EvalError>
@@ -207,6 +210,9 @@ where
         }
         if depth + 1 == plan.steps.len() {
             emit(pool, &bind)?;
+            if once {
+                return Ok(());
+            }
         } else {
             let mark = trail.len();
             let next = open(depth + 1, pool, &bind, mark);

@@ -16,8 +16,9 @@ use crate::deadline::Deadline;
 use crate::game::{Clause, Layer, RelId, Stratum};
 use crate::names::describe;
 use crate::term::{TermId, TermPool};
-use plan::{KeyShape, Plan};
+use plan::{EPat, KeyShape, Plan};
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 use std::time::Instant;
 
 /// How negative literals are treated.
@@ -111,6 +112,8 @@ pub struct Budget {
     pub max_facts: usize,
     /// Most rows one relation may reach.
     pub max_rows: usize,
+    /// Most derivations (duplicates included) of one join.
+    pub max_join: usize,
     pub deadline: Deadline,
     /// Join steps since the last [`Budget::reset`], and their limit.
     pub steps: Steps,
@@ -120,7 +123,15 @@ pub struct Budget {
 
 impl Budget {
     pub fn new(max_facts: usize, deadline: Deadline) -> Budget {
-        Budget { max_facts, max_rows: usize::MAX, deadline, steps: Steps::unlimited(), facts: 0, ticks: 0 }
+        Budget {
+            max_facts,
+            max_rows: usize::MAX,
+            max_join: usize::MAX,
+            deadline,
+            steps: Steps::unlimited(),
+            facts: 0,
+            ticks: 0,
+        }
     }
 
     pub fn unlimited() -> Budget {
@@ -130,6 +141,12 @@ impl Budget {
     /// The same budget with a limit on the rows of each relation.
     pub fn with_max_rows(mut self, max_rows: usize) -> Budget {
         self.max_rows = max_rows;
+        self
+    }
+
+    /// The same budget with a limit on the derivations of one join.
+    pub fn with_max_join(mut self, max_join: usize) -> Budget {
+        self.max_join = max_join;
         self
     }
 
@@ -507,6 +524,14 @@ impl Program {
         out: &mut Vec<TermId>,
     ) -> Result<(), EvalError> {
         out.clear();
+        // A ground head already derived can gain nothing from its body.
+        if plan.ground_head {
+            let row: SmallVec<[TermId; 8]> =
+                plan.head.iter().map(|a| if let EPat::Ground(t) = a { *t } else { join::UNBOUND }).collect();
+            if db.rel(plan.head_rel).contains(&row) {
+                return Ok(());
+            }
+        }
         // Timing every join is measurable: only when debug logs are on.
         let started = tracing::enabled!(tracing::Level::DEBUG).then(Instant::now);
         let name = || self.names[plan.head_rel.index()].clone();
@@ -515,27 +540,39 @@ impl Program {
             let db_ref: &Db = db;
             let facts_before = budget.facts;
             let (deadline, steps) = (&budget.deadline, &mut budget.steps);
-            let (max_facts, ticks) = (budget.max_facts, &mut budget.ticks);
-            join::run(plan, db_ref, pool, ranges, neg, Meter { deadline, steps }, &mut |pool, bind| {
-                for a in plan.head.iter() {
-                    let t = join::build(pool, a, bind).map_err(|_| EvalError::TermTooDeep { relation: name() })?;
-                    out.push(t);
-                }
-                if arity == 0 {
-                    // Mark a derivation of a proposition with a dummy cell.
-                    out.push(join::UNBOUND);
-                }
-                // Rows still in the buffer count too: one join alone can
-                // produce a cross product far beyond the budget.
-                if facts_before + out.len() / arity.max(1) > max_facts {
-                    return Err(EvalError::TooManyDerivations { relation: name(), limit: max_facts });
-                }
-                *ticks = ticks.wrapping_add(1);
-                if ticks.is_multiple_of(4096) && deadline.passed() {
-                    return Err(EvalError::Timeout { relation: name(), rows: facts_before });
-                }
-                Ok(())
-            })
+            let (max_facts, max_join, ticks) = (budget.max_facts, budget.max_join, &mut budget.ticks);
+            join::run(
+                plan,
+                db_ref,
+                pool,
+                ranges,
+                neg,
+                plan.ground_head,
+                Meter { deadline, steps },
+                &mut |pool, bind| {
+                    for a in plan.head.iter() {
+                        let t = join::build(pool, a, bind).map_err(|_| EvalError::TermTooDeep { relation: name() })?;
+                        out.push(t);
+                    }
+                    if arity == 0 {
+                        // Mark a derivation of a proposition with a dummy cell.
+                        out.push(join::UNBOUND);
+                    }
+                    // Rows still in the buffer count too: one join alone can
+                    // produce a cross product far beyond the budget.
+                    if facts_before + out.len() / arity.max(1) > max_facts {
+                        return Err(EvalError::TooManyDerivations { relation: name(), limit: max_facts });
+                    }
+                    if out.len() / arity.max(1) > max_join {
+                        return Err(EvalError::TooManyDerivations { relation: name(), limit: max_join });
+                    }
+                    *ticks = ticks.wrapping_add(1);
+                    if ticks.is_multiple_of(4096) && deadline.passed() {
+                        return Err(EvalError::Timeout { relation: name(), rows: facts_before });
+                    }
+                    Ok(())
+                },
+            )
             .map_err(|e| e.named(name, facts_before))?;
         }
         let width = arity.max(1);
@@ -595,6 +632,6 @@ impl Program {
         }
         let Some(plan) = &self.clause_plans[ci] else { unreachable!("planned above") };
         let all = |_: usize| (0u32, u32::MAX);
-        join::run(plan, db, pool, &all, neg, meter, f)
+        join::run(plan, db, pool, &all, neg, false, meter, f)
     }
 }

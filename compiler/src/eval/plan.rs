@@ -160,6 +160,10 @@ pub(crate) struct Step {
 pub(crate) struct Plan {
     pub(crate) head_rel: RelId,
     pub(crate) head: Box<[EPat]>,
+    /// The head has no variables (`terminal`, `(goal white 100)`): one
+    /// match of the body derives all the clause can, so the join stops
+    /// at the first.
+    pub(crate) ground_head: bool,
     pub(crate) nvars: usize,
     /// Filters without variables, checked before anything else.
     pub(crate) pre: Vec<Filter>,
@@ -237,7 +241,8 @@ impl Plan {
         }
         // Safety guarantees every filter's variables are bound by now.
         debug_assert!(pending.iter().all(Option::is_none));
-        let head = clause.head.args.iter().map(|a| EPat::compile(a, pool)).collect();
-        Plan { head_rel: clause.head.rel, head, nvars, pre, steps }
+        let head: Box<[EPat]> = clause.head.args.iter().map(|a| EPat::compile(a, pool)).collect();
+        let ground_head = head.iter().all(|a| matches!(a, EPat::Ground(_)));
+        Plan { head_rel: clause.head.rel, head, ground_head, nvars, pre, steps }
     }
 }
