@@ -131,6 +131,10 @@ pub struct SearchReport {
     /// Why; empty when the machine was named on the command line.
     pub machine_reason: String,
     pub lanes: bool,
+    /// How rollouts chose their moves: `win-first lanes`, `lanes`,
+    /// `greedy` or `uniform`.
+    #[serde(default)]
+    pub rollout_policy: String,
     pub mode: String,
     pub threads: usize,
     pub seconds: f64,
@@ -277,6 +281,7 @@ mod tests {
             machine_chosen: "propnet".into(),
             machine_reason: String::new(),
             lanes: false,
+            rollout_policy: "uniform".into(),
             mode: "pipeline".into(),
             threads: 2,
             seconds: 1.0,
