@@ -450,22 +450,9 @@ impl Lanes {
         if live == 0 {
             return Ok(());
         }
-        let first = inputs.start as u32;
-        let run = plan.legal.get(inputs.start).filter(|_| *dense_legal);
-        match run.and_then(|&at| words.get(at as usize..at as usize + inputs.len())) {
-            Some(run) => cands.fill(first, run, live),
-            None => cands.gather(first, words, &plan.legal[inputs.clone()], live),
-        }
-        if cands.any != live {
-            return Err(LaneError::NoLegalMove);
-        }
-        each_lane(fresh, |l| {
-            let moves = &mut fresh_moves[l * roles + role];
-            moves.clear();
-            moves.extend(cands.of_lane(l));
-        });
         // Win-first: the lanes with a winning input legal (an OR of its
-        // legal words; nothing at all when the set is empty).
+        // legal words; nothing at all when the set is empty). They draw
+        // among those; the others (`rest`) among all their legal inputs.
         let (mut wins, mut winning) = (&[][..], 0 as Word);
         if !win.is_empty() {
             let lo = win.partition_point(|&i| (i as usize) < inputs.start);
@@ -473,16 +460,35 @@ impl Lanes {
             wins = &win[lo..hi];
             winning = wins.iter().fold(0, |a, &i| a | words[plan.legal[i as usize] as usize]) & live;
         }
-        if winning == 0 {
-            let mut out = choose::Moves { words, played, at: &plan.input };
-            choose::choose(cands, live, rng, &mut out, scratch);
-            return Ok(());
-        }
-        win_cands.pick_out(wins, words, &plan.legal, winning);
         let rest = live & !winning;
-        cands.restrict(rest);
+        let first = inputs.start as u32;
+        let run = plan.legal.get(inputs.start).filter(|_| *dense_legal);
+        match run.and_then(|&at| words.get(at as usize..at as usize + inputs.len())) {
+            Some(run) => cands.fill(first, run, rest),
+            None => cands.gather(first, words, &plan.legal[inputs.clone()], rest),
+        }
+        if cands.any != rest {
+            return Err(LaneError::NoLegalMove);
+        }
+        each_lane(fresh, |l| {
+            let moves = &mut fresh_moves[l * roles + role];
+            moves.clear();
+            if winning >> l & 1 == 0 {
+                moves.extend(cands.of_lane(l));
+            } else {
+                // Not among the candidates (a lane that expanded a
+                // node: rare): read from the legal words.
+                let legal = |&i: &usize| words[plan.legal[i] as usize] >> l & 1 == 1;
+                moves.extend(inputs.clone().filter(legal).map(|i| i as u32));
+            }
+        });
+        if winning != 0 {
+            win_cands.pick_out(wins, words, &plan.legal, winning);
+        }
         let mut out = choose::Moves { words, played, at: &plan.input };
-        choose::choose(win_cands, winning, rng, &mut out, scratch);
+        if winning != 0 {
+            choose::choose(win_cands, winning, rng, &mut out, scratch);
+        }
         if rest != 0 {
             choose::choose(cands, rest, rng, &mut out, scratch);
         }

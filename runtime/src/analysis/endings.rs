@@ -10,6 +10,10 @@ use crate::simulate::Simulator;
 use propel_compiler::Deadline;
 use std::time::{Duration, Instant};
 
+/// Tries a winning move needs: a move seen once may have won by chance
+/// (in speedChess a king move that happened to capture once).
+const MIN_WINS: u32 = 3;
+
 /// What the one-ply tries found.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Endings {
@@ -35,14 +39,15 @@ pub(super) struct Endings {
 
 impl Endings {
     /// The moves that won at once for the role that played them every
-    /// time they were tried (and were tried at least once), ascending.
+    /// time they were tried (and were tried [`MIN_WINS`] times or more),
+    /// ascending.
     /// Only such moves are safe to play blindly: a lane that plays one
     /// does not check what it did.
     pub(super) fn winning(&self) -> Vec<u32> {
         if self.simultaneous {
             return Vec::new();
         }
-        (0..self.won.len()).filter(|&i| self.won[i] > 0 && !self.spoiled[i]).map(|i| i as u32).collect()
+        (0..self.won.len()).filter(|&i| self.won[i] >= MIN_WINS && !self.spoiled[i]).map(|i| i as u32).collect()
     }
 
     fn note(&mut self, i: usize) {

@@ -109,17 +109,6 @@ impl Candidates {
         (self.any, self.many) = (any, many);
     }
 
-    /// Narrows the candidates to the lanes of `keep`.
-    pub(super) fn restrict(&mut self, keep: Word) {
-        let (mut any, mut many) = (0 as Word, 0 as Word);
-        for w in &mut self.words {
-            *w &= keep;
-            many |= any & *w;
-            any |= *w;
-        }
-        (self.any, self.many) = (any, many);
-    }
-
     /// Keeps only the nonzero words, noting their inputs.
     fn compact(&mut self) {
         self.input.clear();
