@@ -660,24 +660,9 @@ mod tests {
     }
 
     fn draws_are_uniform(n: usize, spread: usize) {
-        let plan = LanePlan {
-            words: 2 * n as u32,
-            terminal: 0,
-            ones: vec![],
-            base: vec![],
-            next: vec![],
-            input: (0..n as u32).collect(),
-            legal: (n as u32..2 * n as u32).collect(),
-            goals: vec![],
-            goal_net: false,
-        };
         // Lane l may play inputs 0..=(l % spread) and the last input.
         let legal = |j: usize, l: usize| j <= l % spread || j == n - 1;
-        let mut lanes = Lanes::new(&plan);
-        for j in 0..n {
-            let w = (0..LANES).filter(|&l| legal(j, l)).fold(0 as Word, |w, l| w | 1 << l);
-            lanes.words[n + j] = w;
-        }
+        let (plan, mut lanes) = one_role(n, legal);
         let rounds = 4000;
         let mut hits = vec![[0u32; LANES]; n];
         let mut rng = Rng::new(5);
@@ -753,7 +738,7 @@ mod tests {
     #[test]
     fn win_first_without_a_legal_win_changes_nothing() {
         let n = 40;
-        let legal = |j: usize, l: usize| j != 3 && (j * 7 + l) % 5 != 0;
+        let legal = |j: usize, l: usize| j != 3 && !(j * 7 + l).is_multiple_of(5);
         let (plan, plain) = one_role(n, legal);
         let mut win_first = plain.clone();
         win_first.set_win_first(&plan, &[3]);

@@ -388,6 +388,7 @@ impl Acc {
             "nodes": last.nodes,
             "pool": last.pool,
             "rollouts_per_request": last.per_request,
+            "rollout_policy": last.rollout_policy,
         })
     }
 }

@@ -105,8 +105,7 @@ where
             if let Some(r) = first {
                 let played = joint[r];
                 let mut win = None;
-                for k in 0..per_role[r].len() {
-                    let mv = per_role[r][k];
+                for (k, &mv) in per_role[r].iter().enumerate() {
                     let i = index(m, mv)?;
                     e.note(i);
                     joint[r] = mv;

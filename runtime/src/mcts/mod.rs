@@ -167,6 +167,8 @@ pub struct Stats {
     pub rollout_idle: f64,
     /// Playouts per request at the end (adapted).
     pub per_request: u32,
+    /// How rollouts chose their moves ([`Search::rollout_policy`]).
+    pub rollout_policy: &'static str,
 }
 
 impl Stats {
@@ -333,6 +335,13 @@ where
     /// do). Every selection's value is backed up, or its visits taken back,
     /// before this returns.
     pub fn run_until(&mut self, deadline: Instant, interrupt: &Interrupt<'_>) -> Result<Stats, MachineError> {
+        let mut stats = self.run_any(deadline, interrupt)?;
+        stats.rollout_policy = self.rollout_policy();
+        Ok(stats)
+    }
+
+    /// [`Search::run_until`] in the mode and on the machine configured.
+    fn run_any(&mut self, deadline: Instant, interrupt: &Interrupt<'_>) -> Result<Stats, MachineError> {
         let rollout_threads = self.config.threads.saturating_sub(1);
         if self.mode() == Mode::Root && self.config.threads > 1 {
             return self.run_root(deadline, interrupt);
@@ -439,6 +448,7 @@ where
             search_busy: 1.0,
             rollout_idle: 0.0,
             per_request: 1,
+            rollout_policy: "",
         })
     }
 
