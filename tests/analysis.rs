@@ -37,8 +37,8 @@ fn root_visits(with_heuristic: bool) -> Vec<(String, u32)> {
             Leaf::Expand { .. } => unreachable!("an eager selection computes its child"),
         }
     }
-    let (moves, visits, _) = g.root_stats(0).unwrap();
-    moves.into_iter().map(|mv| m.move_kif(mv)).zip(visits).collect()
+    let stats = g.root_stats(0).unwrap();
+    stats.moves.into_iter().map(|mv| m.move_kif(mv)).zip(stats.visits).collect()
 }
 
 #[test]

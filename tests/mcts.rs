@@ -323,6 +323,50 @@ fn terminal_children_on_expansion_solve_at_once() {
     }
 }
 
+/// A move proven to lose (o leaves x's three in a row open) gets no more
+/// visits once proven, and is not the move played.
+#[test]
+fn proven_losses_are_passed_by() {
+    use propel_runtime::mcts::{Graph, Leaf};
+    let g = game("tictactoe.kif");
+    let mut m = propnet_machine(&g, propel_compiler::propnet::passes::Pass::ALL);
+    let s = play(&mut m, &[["(mark 1 1)", "noop"], ["noop", "(mark 2 2)"], ["(mark 1 2)", "noop"]]);
+    let mut graph = Graph::new(&mut m, s, 10_000, 0.7, 3).unwrap();
+    let mut path = Vec::new();
+    let mut run = |graph: &mut Graph<_>, n: usize| {
+        for _ in 0..n {
+            match graph.select(&mut m, &mut path).unwrap() {
+                Leaf::Known(v) => graph.backprop_known(&path, &v),
+                // Rollouts say o loses whatever it plays: only the proofs
+                // tell its moves apart.
+                Leaf::Rollout(_) => graph.backprop(&path, &[1.0, 0.0]),
+                Leaf::Expand { .. } => unreachable!("an eager selection computes its child"),
+            }
+        }
+    };
+    // Until every move but the block is proven to lose.
+    run(&mut graph, 1);
+    let mut before = graph.root_stats(1).unwrap();
+    for _ in 0..1000 {
+        if before.lost.iter().filter(|&&l| l).count() == before.moves.len() - 1 {
+            break;
+        }
+        run(&mut graph, 1);
+        before = graph.root_stats(1).unwrap();
+    }
+    assert_eq!(before.lost.iter().filter(|&&l| l).count(), before.moves.len() - 1, "every move but the block loses");
+    run(&mut graph, 20);
+    assert!(graph.root_solved().is_none(), "too few iterations to solve the draw");
+    let after = graph.root_stats(1).unwrap();
+    for i in 0..after.moves.len() {
+        if after.lost[i] {
+            assert_eq!(after.visits[i], before.visits[i], "a proven loss was visited again");
+        }
+    }
+    let (mv, _, _) = graph.best(1).unwrap();
+    assert_eq!(m.move_kif(mv), "(mark 1 3)");
+}
+
 /// The prover, with every rollout slowed to `ROLLOUT` (as the prover is on
 /// a large game): the search must still stop near its deadline.
 #[derive(Clone)]

@@ -3,7 +3,8 @@
 //! (whole game in generated code) against the standard path through the
 //! machine interface, seed by seed; and a compiled library against the JIT.
 
-use propel_compiler::lower::{game_hash, object, Machine};
+use propel_compiler::lower::{game_hash, object, CodegenOptions, Machine};
+use propel_compiler::propnet::passes::Pass;
 use propel_runtime::build::{jit_machine, BuildOptions};
 use propel_runtime::playout::{playout, PlayoutStats};
 use propel_runtime::{NativeMachine, Prover, Rng, StateMachine};
@@ -53,6 +54,37 @@ fn native_playout_equals_standard_playout_seed_by_seed() {
             std_len += len;
         }
         assert_eq!(fast_len, std_len);
+    }
+}
+
+/// Where the interpreter's goal program reads the goals (large goal
+/// networks), they are the goals the generated code gives: base/reversi's
+/// split-off goal network, read by the program and by the code.
+#[test]
+fn goal_program_gives_the_goals_of_the_code() {
+    let Some(game) = propel_tests::corpus_game("base/reversi.kif") else { return };
+    let c = propel_compiler::pipeline::compile(&game, &propel_tests::test_limits(), Pass::ALL).unwrap();
+    assert!(c.goal_net.is_some(), "reversi's goals are no longer split off: pick another game");
+    let make = |min: usize| {
+        let m = Machine { engines: vec![&c.net], split: None, goal_net: c.goal_net.as_ref(), lanes: None };
+        let code = propel_compiler::lower::jit(&m, "reversi", &CodegenOptions::default()).unwrap();
+        let code = propel_runtime::NativeCode::from_jit(code).unwrap().with_goal_net(c.goal_net.as_ref(), min);
+        NativeMachine::new(Arc::new(code))
+    };
+    let (mut code, mut program) = (make(usize::MAX), make(0));
+    assert!(!code.code().goals_interpreted() && program.code().goals_interpreted());
+    let s0 = code.initial_state().unwrap();
+    let (mut a, mut b, mut va, mut vb) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for seed in 1..=20u64 {
+        let n = code.native_playout(&s0, seed, 100_000, &mut a).unwrap();
+        assert_eq!(program.native_playout(&s0, seed, 100_000, &mut b).unwrap(), n, "seed {seed}");
+        assert_eq!(a, b, "seed {seed}: goals");
+        let end = code.current_state();
+        for role in 0..2 {
+            code.goal_values(&end, role, &mut va).unwrap();
+            program.goal_values(&end, role, &mut vb).unwrap();
+            assert_eq!(va, vb, "seed {seed}: role {role}'s goal values");
+        }
     }
 }
 

@@ -236,7 +236,9 @@ exports! {
     /// A random playout from the current state to a terminal one: writes
     /// each role's goal (the largest value given, -1 if none) to `goals`
     /// and returns its length; -1 if a role has no legal move, -2 after
-    /// `max_steps` steps. The playout's last state is then current.
+    /// `max_steps` steps. The playout's last state is then current. With a
+    /// null `goals` nothing is written (the caller reads the goals of that
+    /// state itself).
     Playout / playout = "propel_playout" (inst: Inst, seed: U64, goals: GoalsOut, max_steps: Int) -> Int;
     /// Copies instance `src` to `dst` (`PROPEL_INSTANCE_SIZE` bytes each,
     /// not overlapping): `dst` then has the same current state.

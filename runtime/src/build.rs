@@ -292,8 +292,9 @@ impl Prepared {
         let machine = self.lower_machine();
         let code = propel_compiler::lower::jit(&machine, name, &self.codegen)?;
         let stats = code.stats().clone();
-        let native = Arc::new(crate::native::NativeCode::from_jit(code)?);
-        Ok((crate::native::NativeMachine::new(native), stats))
+        let native = crate::native::NativeCode::from_jit(code)?
+            .with_goal_net(self.native_goal_net(), crate::native::GOAL_PROGRAM_COMPONENTS);
+        Ok((crate::native::NativeMachine::new(Arc::new(native)), stats))
     }
 
     /// Whether the playout network was built from eliminated rules.

@@ -137,6 +137,11 @@ impl GoalProgram {
         }
     }
 
+    /// The largest goal value of `role` true in `val`, if any.
+    pub(crate) fn role_max(&self, val: &[u8], role: usize) -> Option<u8> {
+        self.goals.iter().filter(|&&(r, _, c)| r as usize == role && val[c as usize] == 1).map(|&(_, v, _)| v).max()
+    }
+
     #[inline]
     fn gate(&self, g: &Gate, val: &[u8]) -> u8 {
         let ins = &self.args[g.start as usize..(g.start + g.len) as usize];

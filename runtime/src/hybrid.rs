@@ -102,7 +102,7 @@ impl Simulator for Hybrid {
     }
 
     fn state_from_bits(&self, bits: &[u64]) -> Option<NetState> {
-        Some(NetState::from_bits(bits.to_vec()))
+        Some(NetState::from_slice(bits))
     }
 
     fn lane_runner(&self) -> Option<crate::native::LaneRunner> {

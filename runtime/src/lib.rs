@@ -25,7 +25,7 @@ pub mod trace;
 
 pub use hybrid::{Hybrid, LANE_BATCH};
 pub use machine::{Goal, MachineError, StateMachine};
-pub use native::{NativeCode, NativeMachine};
+pub use native::{NativeCode, NativeMachine, GOAL_PROGRAM_COMPONENTS};
 pub use propnet::{PropnetMachine, Topology};
 pub use prover::Prover;
 pub use rng::Rng;

@@ -8,13 +8,19 @@
 //! from elsewhere. Each machine instance owns its memory and reads the
 //! legal-move and next-state bitsets there directly.
 
+use crate::goals::GoalProgram;
 use crate::lanes::{LaneEval, LaneSource, Lanes, Word};
 use crate::machine::{MachineError, StateMachine};
 use crate::propnet::NetState;
 use propel_abi::meta::{EngineOffsets, Interface, MetaError, Metadata};
 use propel_abi::{Fns, LanePlan};
 use propel_compiler::lower::JitCode;
+use propel_compiler::propnet::Propnet;
 use std::sync::Arc;
+
+/// Goal networks larger than this are evaluated by the interpreter's goal
+/// program rather than generated code (see [`NativeCode::with_goal_net`]).
+pub const GOAL_PROGRAM_COMPONENTS: usize = 20_000;
 
 /// What keeps generated code alive and lends its functions: only the JIT's
 /// module and a loaded library (this crate's own types) implement it.
@@ -32,6 +38,9 @@ impl Owner for JitCode {
 pub struct NativeCode {
     owner: Box<dyn Owner>,
     iface: Interface,
+    /// The goal network as the interpreter evaluates it, where a large
+    /// one was split off (see [`NativeCode::with_goal_net`]).
+    goals: Option<GoalProgram>,
 }
 
 impl std::fmt::Debug for NativeCode {
@@ -51,7 +60,27 @@ impl NativeCode {
     /// instance, every count agrees.
     pub(crate) fn new(owner: Box<dyn Owner>) -> Result<NativeCode, MetaError> {
         let iface = Metadata::parse(owner.fns().info_text().to_bytes())?.check()?;
-        Ok(NativeCode { owner, iface })
+        Ok(NativeCode { owner, iface, goals: None })
+    }
+
+    /// Reads goals by evaluating `goal_net` (the goal network the code was
+    /// generated with, over the same bases) as the interpreter does, when
+    /// it has more than `min_components` components (the player uses
+    /// [`GOAL_PROGRAM_COMPONENTS`]): the generated goal code is
+    /// straight-line, a few bytes per gate input with no short cut, and a
+    /// large network's code runs out of the instruction cache at every
+    /// terminal state (othello-comp2007's 188k components: twice the
+    /// interpreter's time; reversi's 13k run faster as code).
+    pub fn with_goal_net(mut self, goal_net: Option<&Propnet>, min_components: usize) -> NativeCode {
+        self.goals = goal_net
+            .filter(|g| g.len() > min_components && g.bases.len() == self.iface.base_names.len())
+            .map(GoalProgram::new);
+        self
+    }
+
+    /// Whether goals are read by the goal program rather than the code.
+    pub fn goals_interpreted(&self) -> bool {
+        self.goals.is_some()
     }
 
     fn fns(&self) -> &Fns {
@@ -116,6 +145,10 @@ pub struct NativeMachine {
     lanes: Option<Lanes>,
     /// Win-first inputs for lane playouts ([`Lanes::set_win_first`]).
     win_first: Vec<u32>,
+    /// The goal program's values and a terminal state's bits (where the
+    /// code has a goal program).
+    goal_vals: Vec<u8>,
+    bits: Vec<u64>,
 }
 
 /// The generated lane functions, called on lane memory of the plan's size.
@@ -171,6 +204,8 @@ impl NativeMachine {
             lanes: None,
             batch_lanes,
             win_first: Vec::new(),
+            goal_vals: Vec::new(),
+            bits: Vec::new(),
         };
         // SAFETY: `mem` is the instance size the code's checked metadata
         // gives, 8-byte aligned, owned by this instance; `init` writes
@@ -277,14 +312,27 @@ impl NativeMachine {
         goals.resize(self.code.roles().len(), -1);
         let inst = self.inst();
         let max = max_steps.min(i32::MAX as u32) as i32;
-        // SAFETY: instance memory as in `new`; `goals` has one slot per role.
-        let n = unsafe { self.code.fns().playout(inst, seed, goals.as_mut_ptr(), max) };
-        match n {
-            n if n >= 0 => Ok(n as u32),
-            -1 => Err(MachineError::NoLegalMove { role: None }),
-            -2 => Err(MachineError::StepLimit { steps: max_steps.into() }),
-            other => Err(MachineError::Native { what: "a playout", code: other.into() }),
+        let out = if self.code.goals.is_some() { std::ptr::null_mut() } else { goals.as_mut_ptr() };
+        // SAFETY: instance memory as in `new`; `out` has one slot per role,
+        // or is null (then the code writes no goals).
+        let n = unsafe { self.code.fns().playout(inst, seed, out, max) };
+        let n = match n {
+            n if n >= 0 => n as u32,
+            -1 => return Err(MachineError::NoLegalMove { role: None }),
+            -2 => return Err(MachineError::StepLimit { steps: max_steps.into() }),
+            other => return Err(MachineError::Native { what: "a playout", code: other.into() }),
+        };
+        if let Some(p) = &self.code.goals {
+            self.bits.resize(self.code.iface.state_words(), 0);
+            // SAFETY: instance memory as in `new`, only read; `bits` has
+            // the state's words, which is what the function writes.
+            unsafe { self.code.fns().get_state(self.mem.as_ptr() as *const u8, self.bits.as_mut_ptr()) };
+            p.eval(&self.bits, &mut self.goal_vals);
+            for (role, g) in goals.iter_mut().enumerate() {
+                *g = p.role_max(&self.goal_vals, role).map_or(-1, i32::from);
+            }
         }
+        Ok(n)
     }
 }
 
@@ -482,13 +530,22 @@ impl StateMachine for NativeMachine {
         let rc = unsafe { self.code.fns().set_joint(inst, self.joint.as_ptr()) };
         check(rc, "playing a joint move")?;
         let next = self.words_at(self.engine()?.next_bits, self.code.iface.state_words())?;
-        Ok(NetState::from_bits(next.to_vec()))
+        Ok(NetState::from_slice(next))
     }
 
     fn goal_values(&mut self, s: &NetState, role: usize, out: &mut Vec<u8>) -> Result<(), MachineError> {
         let roles = self.code.roles().len();
         if role >= roles {
             return Err(MachineError::NoRole { role, roles });
+        }
+        if let Some(p) = &self.code.goals {
+            self.check_state(s)?;
+            p.eval(s.bits(), &mut self.goal_vals);
+            out.clear();
+            p.role_values(&self.goal_vals, role, out);
+            out.sort_unstable();
+            out.dedup();
+            return Ok(());
         }
         self.set_state(s)?;
         let mut mask = [0u64; 2];

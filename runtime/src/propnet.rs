@@ -220,6 +220,12 @@ impl NetState {
         NetState(Arc::from(bits))
     }
 
+    /// A copy of `bits` (one allocation, where `from_bits(bits.to_vec())`
+    /// takes two and a second copy).
+    pub fn from_slice(bits: &[u64]) -> NetState {
+        NetState(Arc::from(bits))
+    }
+
     pub fn bits(&self) -> &[u64] {
         &self.0
     }

@@ -136,7 +136,7 @@ impl Simulator for PropnetMachine {
         Some(i)
     }
     fn state_from_bits(&self, bits: &[u64]) -> Option<NetState> {
-        Some(NetState::from_bits(bits.to_vec()))
+        Some(NetState::from_slice(bits))
     }
 }
 
@@ -156,7 +156,7 @@ impl Simulator for NativeMachine {
         Some(i)
     }
     fn state_from_bits(&self, bits: &[u64]) -> Option<NetState> {
-        Some(NetState::from_bits(bits.to_vec()))
+        Some(NetState::from_slice(bits))
     }
 
     fn rollout(&mut self, s: &NetState, rng: &mut Rng, goals: &mut [f64]) -> Result<u32, MachineError> {

@@ -521,8 +521,16 @@ impl<M: Module> Top<'_, M> {
                     let finish = b.create_block();
                     let go = b.create_block();
                     b.ins().brif(t, finish, &[], go, &[]);
-                    // Terminal: the goals, from this engine.
+                    // Terminal: the goals, from this engine, unless the
+                    // caller reads them itself (a null `goals`).
                     b.switch_to_block(finish);
+                    let read = b.create_block();
+                    let skip = b.create_block();
+                    b.ins().brif(goals_out, read, &[], skip, &[]);
+                    b.switch_to_block(skip);
+                    let n = b.use_var(len);
+                    b.ins().return_(&[n]);
+                    b.switch_to_block(read);
                     let mask = b.ins().stack_addr(I64, slot, 0);
                     for r in 0..roles {
                         let role = b.ins().iconst(I32, r as i64);

@@ -17,7 +17,7 @@ use crate::heuristic::{Evaluator, Material};
 use crate::machine::MachineError;
 use crate::rng::Rng;
 use crate::simulate::Simulator;
-use rustc_hash::FxHashMap;
+use hashbrown::HashTable;
 use smallvec::SmallVec;
 use std::sync::Arc;
 
@@ -65,11 +65,15 @@ pub(crate) struct Edge<Mv> {
     /// Where the move leads, at a node where only this role chooses (the
     /// others' moves are forced); `NONE` until known, or elsewhere.
     child: NodeRef,
+    /// The child is solved with a goal of 0 for this role: no move can do
+    /// worse, so selection and the move played pass it by (MCTS-Solver's
+    /// proven losses, Winands et al. 2008). Set by [`Graph::solve`].
+    lost: bool,
 }
 
 impl<Mv> Edge<Mv> {
     fn new(mv: Mv) -> Self {
-        Edge { mv, visits: 0, backed: 0, sum: 0.0, child: NONE }
+        Edge { mv, visits: 0, backed: 0, sum: 0.0, child: NONE, lost: false }
     }
 }
 
@@ -90,19 +94,26 @@ pub(crate) struct Node<S, Mv> {
     /// The one role that chooses here (the others have one move each),
     /// whose edges hold the children; `None` where several choose.
     single: Option<u8>,
-    /// Where several roles choose: joint move key ([`Graph::joint_key`])
-    /// to child, sorted by key.
-    children: Vec<(u64, NodeRef)>,
-    /// Where the product of the roles' move counts overflows a `u64`
-    /// (many roles choosing at once): the joint moves met so far, whose
-    /// positions are their keys.
-    wide: Option<Vec<SmallVec<[u16; 4]>>>,
+    /// Where several roles choose: the children by joint move (boxed:
+    /// where one role chooses, its edges hold them).
+    joint: Option<Box<Joint>>,
     visits: u32,
     touched: u64,
     /// Implicit minimax: role 0's share of the material here, backed up
     /// by minimax from the children in the graph (±3 for a known win or
     /// loss); NaN where not evaluated.
     share: f32,
+}
+
+/// The children of a node where several roles choose.
+#[derive(Default)]
+struct Joint {
+    /// Joint move key ([`Graph::joint_key`]) to child, sorted by key.
+    children: Vec<(u64, NodeRef)>,
+    /// Where the product of the roles' move counts overflows a `u64`
+    /// (many roles choosing at once): the joint moves met so far, whose
+    /// positions are their keys.
+    wide: Option<Vec<SmallVec<[u16; 4]>>>,
 }
 
 impl<S, Mv> Node<S, Mv> {
@@ -119,8 +130,7 @@ impl<S, Mv> Node<S, Mv> {
             edges: Vec::new(),
             ends: SmallVec::new(),
             single: None,
-            children: Vec::new(),
-            wide: None,
+            joint: None,
             visits: 0,
             touched: 0,
             share: f32::NAN,
@@ -197,8 +207,7 @@ impl<S, Mv> Node<S, Mv> {
         self.edges.clear();
         self.ends.clear();
         self.single = None;
-        self.children.clear();
-        self.wide = None;
+        self.joint = None;
         self.visits = 0;
         self.touched = touched;
         self.share = f32::NAN;
@@ -219,9 +228,22 @@ impl<S, Mv> Node<S, Mv> {
         self.single = self.chooser(moves.len()).map(|c| c as u8);
         let mut counts = (0..self.ends.len()).map(|r| self.moves(r) as u64);
         let fits = counts.try_fold(1u64, |p, k| p.checked_mul(k));
-        self.wide = (fits.is_none() && self.single.is_none()).then(Vec::new);
+        self.joint = self
+            .single
+            .is_none()
+            .then(|| Box::new(Joint { children: Vec::new(), wide: fits.is_none().then(Vec::new) }));
         self.expanded = true;
     }
+}
+
+/// A role's moves at the root and their statistics, move by move.
+pub struct RootStats<Mv> {
+    pub moves: Vec<Mv>,
+    pub visits: Vec<u32>,
+    /// Sums of the role's values (0..1) over the visits.
+    pub sums: Vec<f64>,
+    /// Proven losses (see `Edge::lost`).
+    pub lost: Vec<bool>,
 }
 
 /// One step of a selection path: the node and each role's move there.
@@ -260,7 +282,9 @@ where
 {
     nodes: Vec<Node<M::State, M::Move>>,
     free: Vec<u32>,
-    table: FxHashMap<u64, SmallVec<[u32; 1]>>,
+    /// Every live node as (its state's hash, its index): 16 bytes an
+    /// entry, several per hash where states collide.
+    table: HashTable<(u64, u32)>,
     capacity: usize,
     pub(crate) root: NodeRef,
     iteration: u64,
@@ -269,6 +293,8 @@ where
     exploration: f64,
     live: usize,
     scratch: Vec<M::Move>,
+    /// Each role's moves of the child being attached (reused).
+    legal: Vec<Vec<M::Move>>,
     heuristic: Option<Arc<Evaluator>>,
     /// Material relative to the root (two-player capture games): new
     /// nodes start with its value, before any `heuristic`.
@@ -297,7 +323,7 @@ where
         let mut g = Graph {
             nodes: Vec::new(),
             free: Vec::new(),
-            table: FxHashMap::default(),
+            table: HashTable::new(),
             capacity: capacity.max(16),
             root: NodeRef { idx: 0, gen: 0 },
             iteration: 0,
@@ -306,6 +332,7 @@ where
             exploration,
             live: 0,
             scratch: Vec::new(),
+            legal: Vec::new(),
             heuristic: None,
             material: None,
             minimax: 0.0,
@@ -498,11 +525,11 @@ where
 
     /// The live node of `state` (with hash `hash`), if any.
     fn find(&self, hash: u64, state: &M::State) -> Option<NodeRef> {
-        let cands = self.table.get(&hash)?;
-        cands.iter().find_map(|&i| {
+        let &(_, i) = self.table.find(hash, |&(h, i)| {
             let n = &self.nodes[i as usize];
-            (n.live && n.state.as_ref() == Some(state)).then_some(NodeRef { idx: i, gen: n.gen })
-        })
+            h == hash && n.live && n.state.as_ref() == Some(state)
+        })?;
+        Some(NodeRef { idx: i, gen: self.nodes[i as usize].gen })
     }
 
     /// A slot for a new node of `state`, fresh and in the table (recycling
@@ -518,7 +545,8 @@ where
         };
         let n = &mut self.nodes[idx as usize];
         n.reset(state, hash, self.iteration);
-        self.table.entry(hash).or_default().push(idx);
+        // The hashes are the machine's state hashes, already mixed.
+        self.table.insert_unique(hash, (hash, idx), |&(h, _)| h);
         self.live += 1;
         NodeRef { idx, gen: n.gen }
     }
@@ -577,11 +605,8 @@ where
         if !n.live {
             return;
         }
-        if let Some(c) = self.table.get_mut(&n.hash) {
-            c.retain(|x| *x != i);
-            if c.is_empty() {
-                self.table.remove(&n.hash);
-            }
+        if let Ok(entry) = self.table.find_entry(n.hash, |&(_, x)| x == i) {
+            entry.remove();
         }
         n.live = false;
         n.gen = n.gen.wrapping_add(1);
@@ -652,7 +677,9 @@ where
             }
             return;
         }
-        let joint = match (Self::joint_key(n, moves), &mut n.wide) {
+        let key = Self::joint_key(n, moves);
+        let Some(joint) = n.joint.as_deref_mut() else { return };
+        let key = match (key, &mut joint.wide) {
             (Some(k), _) => k,
             (None, Some(wide)) => {
                 wide.push(moves.iter().copied().collect());
@@ -660,11 +687,12 @@ where
             }
             (None, None) => return,
         };
-        let at = n.children.binary_search_by_key(&joint, |&(j, _)| j).unwrap_or_else(|e| e);
-        if n.children.get(at).is_some_and(|&(j, _)| j == joint) {
-            n.children[at].1 = child;
+        let children = &mut joint.children;
+        let at = children.binary_search_by_key(&key, |&(j, _)| j).unwrap_or_else(|e| e);
+        if children.get(at).is_some_and(|&(j, _)| j == key) {
+            children[at].1 = child;
         } else {
-            n.children.insert(at, (joint, child));
+            children.insert(at, (key, child));
         }
     }
 
@@ -672,7 +700,7 @@ where
     /// `n`'s children: the mixed-radix number of the move indices, or on a
     /// wide node its position in the node's list (`None` if not there).
     fn joint_key(n: &Node<M::State, M::Move>, moves: &[u16]) -> Option<u64> {
-        match &n.wide {
+        match n.joint.as_deref().and_then(|j| j.wide.as_ref()) {
             None => Some(moves.iter().enumerate().fold(0u64, |j, (r, &m)| j * n.moves(r) as u64 + m as u64)),
             Some(wide) => wide.iter().position(|w| w[..] == *moves).map(|i| i as u64),
         }
@@ -684,9 +712,10 @@ where
             let c = n.role(c as usize).get(moves[c as usize] as usize)?.child;
             return self.get(c).map(|_| c);
         }
-        let joint = Self::joint_key(n, moves)?;
-        let i = n.children.binary_search_by_key(&joint, |&(j, _)| j).ok()?;
-        let c = n.children[i].1;
+        let key = Self::joint_key(n, moves)?;
+        let children = &n.joint.as_deref()?.children;
+        let i = children.binary_search_by_key(&key, |&(j, _)| j).ok()?;
+        let c = children[i].1;
         self.get(c).map(|_| c)
     }
 
@@ -724,6 +753,12 @@ where
         let mut i = offset;
         for _ in 0..k {
             let e = &edges[i];
+            if e.lost {
+                // A proven loss is never worth a visit (were every move
+                // lost, the node would be solved and not walked through).
+                i = if i + 1 == k { 0 } else { i + 1 };
+                continue;
+            }
             if e.visits == 0 {
                 return i as u16;
             }
@@ -888,18 +923,20 @@ where
                     n.value.extend(goals.iter().copied());
                 }
                 Outcome::Legal(legal) => {
-                    let mut moves: SmallVec<[Vec<M::Move>; 4]> = SmallVec::new();
-                    for (role, ids) in legal.iter().enumerate() {
-                        let mut mv: Vec<M::Move> = ids.iter().filter_map(|&i| m.move_from_index(i)).collect();
-                        m.restrict_moves(role, &mut mv);
-                        moves.push(mv);
+                    // Into vectors kept from one expansion to the next.
+                    let moves = &mut self.legal;
+                    moves.resize_with(legal.len(), Vec::new);
+                    for (role, (ids, mv)) in legal.iter().zip(moves.iter_mut()).enumerate() {
+                        mv.clear();
+                        mv.extend(ids.iter().filter_map(|&i| m.move_from_index(i)));
+                        m.restrict_moves(role, mv);
                     }
                     // Left unexpanded (the machine expands it when it is
                     // reached) if a role has none, or too many to index.
                     if moves.len() == self.roles
                         && moves.iter().all(|mv| !mv.is_empty() && mv.len() <= u16::MAX as usize)
                     {
-                        n.set_moves(&moves);
+                        n.set_moves(moves);
                     }
                 }
             }
@@ -1024,29 +1061,43 @@ where
             return false;
         }
         let Some(chooser) = n.chooser(self.roles) else { return false };
-        let mut best: Option<&SmallVec<[f64; 4]>> = None;
+        // The best solved child (its value for the chooser and where it
+        // is), whether every child is solved, and the moves that lose.
+        let mut best: Option<(f64, NodeRef)> = None;
         let mut all = true;
+        let mut lost: SmallVec<[u16; 8]> = SmallVec::new();
         let mut moves: SmallVec<[u16; 4]> = SmallVec::from_elem(0, self.roles);
         for i in 0..n.moves(chooser) {
             moves[chooser] = i as u16;
-            match self.child(n, &moves).and_then(|c| self.get(c)).filter(|c| c.solved) {
-                Some(c) => {
-                    if best.is_none_or(|b| c.value[chooser] > b[chooser]) {
-                        best = Some(&c.value);
+            let solved = self.child(n, &moves).and_then(|c| Some((c, self.get(c)?))).filter(|(_, c)| c.solved);
+            match solved {
+                Some((at, c)) => {
+                    let v = c.value.get(chooser).copied().unwrap_or(0.0);
+                    if best.is_none_or(|(b, _)| v > b) {
+                        best = Some((v, at));
+                    }
+                    if v <= 0.0 && !n.role(chooser)[i].lost {
+                        lost.push(i as u16);
                     }
                 }
                 None => all = false,
             }
         }
         let done = match best {
-            Some(b) if b[chooser] >= self.goal_max[chooser] - 1e-9 => true,
+            Some((b, _)) if b >= self.goal_max[chooser] - 1e-9 => true,
             Some(_) => all,
             None => false,
         };
         if !done {
+            let n = &mut self.nodes[r.idx as usize];
+            for i in lost {
+                if let Some(e) = n.edge_mut(chooser, i as usize) {
+                    e.lost = true;
+                }
+            }
             return false;
         }
-        let value = best.cloned().unwrap_or_default();
+        let value = best.and_then(|(_, at)| self.get(at)).map(|c| c.value.clone()).unwrap_or_default();
         let n = &mut self.nodes[r.idx as usize];
         n.solved = true;
         n.value = value;
@@ -1077,24 +1128,27 @@ where
                 }
             }
         }
-        let e = edges.iter().max_by_key(|e| e.visits)?;
+        // The most visited move, passing proven losses by unless every
+        // move is one.
+        let e = edges.iter().filter(|e| !e.lost).max_by_key(|e| e.visits);
+        let e = e.or_else(|| edges.iter().max_by_key(|e| e.visits))?;
         let mean = if e.visits > 0 { e.sum / e.visits as f64 } else { 0.0 };
         Some((e.mv, mean, e.visits))
     }
 
     /// The root's move statistics of `role` (for merging root-parallel graphs).
-    #[allow(clippy::type_complexity, reason = "moves, visits and value sums, taken apart at once by the caller")]
-    pub fn root_stats(&self, role: usize) -> Option<(Vec<M::Move>, Vec<u32>, Vec<f64>)> {
+    pub fn root_stats(&self, role: usize) -> Option<RootStats<M::Move>> {
         let n = self.get(self.root)?;
         if role >= n.ends.len() {
             return None;
         }
         let edges = n.role(role);
-        Some((
-            edges.iter().map(|e| e.mv).collect(),
-            edges.iter().map(|e| e.visits).collect(),
-            edges.iter().map(|e| e.sum).collect(),
-        ))
+        Some(RootStats {
+            moves: edges.iter().map(|e| e.mv).collect(),
+            visits: edges.iter().map(|e| e.visits).collect(),
+            sums: edges.iter().map(|e| e.sum).collect(),
+            lost: edges.iter().map(|e| e.lost).collect(),
+        })
     }
 
     pub fn root_solved(&self) -> Option<SmallVec<[f64; 4]>> {

@@ -811,20 +811,22 @@ where
         if let Some(p) = self.peers.iter().find(|p| p.graph.is_root_solved()) {
             return p.graph.best(role);
         }
-        let (moves, mut visits, mut sums) = self.graph.root_stats(role)?;
+        let mut t = self.graph.root_stats(role)?;
         for p in &self.peers {
-            if let Some((m2, v2, s2)) = p.graph.root_stats(role) {
-                if m2 == moves {
-                    for i in 0..visits.len() {
-                        visits[i] += v2[i];
-                        sums[i] += s2[i];
-                    }
+            if let Some(o) = p.graph.root_stats(role).filter(|o| o.moves == t.moves) {
+                for i in 0..t.visits.len() {
+                    t.visits[i] += o.visits[i];
+                    t.sums[i] += o.sums[i];
+                    // A proof in one graph holds in all.
+                    t.lost[i] |= o.lost[i];
                 }
             }
         }
-        let i = (0..moves.len()).max_by_key(|&i| visits[i])?;
-        let mean = if visits[i] > 0 { sums[i] / visits[i] as f64 } else { 0.0 };
-        Some((moves[i], mean, visits[i]))
+        // As in `Graph::best`: proven losses only when every move is one.
+        let open = (0..t.moves.len()).filter(|&i| !t.lost[i]).max_by_key(|&i| t.visits[i]);
+        let i = open.or_else(|| (0..t.moves.len()).max_by_key(|&i| t.visits[i]))?;
+        let mean = if t.visits[i] > 0 { t.sums[i] / t.visits[i] as f64 } else { 0.0 };
+        Some((t.moves[i], mean, t.visits[i]))
     }
 
     /// The graphs of this search and its peers (root parallelisation).
