@@ -3,14 +3,18 @@
 //! propnet's from-scratch evaluation lane by lane must give exactly the
 //! same games, seed by seed; and the lane playouts must agree in
 //! distribution (mean length, mean goals) with the standard playout loop.
+//! Win-first lanes (moves that win at once taken wherever legal) match
+//! the reference too, and end breakthrough's random games sooner.
 
+use propel_runtime::analysis::winning_moves;
 use propel_runtime::build::{prepare, BuildOptions};
 use propel_runtime::lanes::{Lanes, Reference};
 use propel_runtime::playout::{playout, PlayoutStats};
 use propel_runtime::{NativeMachine, Rng, StateMachine};
-use propel_tests::{bundled_games, corpus_dir};
+use propel_tests::{bundled_games, corpus_dir, root};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 fn load(path: &Path) -> Arc<propel_compiler::Game> {
     Arc::new(propel_compiler::load_file(path).unwrap_or_else(|e| panic!("{e}")))
@@ -18,6 +22,11 @@ fn load(path: &Path) -> Arc<propel_compiler::Game> {
 
 /// The generated lane code and the reference give the same playouts.
 fn check_exact(path: &Path, count: usize, seeds: &[u64]) {
+    check_exact_win_first(path, count, seeds, &[]);
+}
+
+/// [`check_exact`] with win-first lanes taking `winning` on both sides.
+fn check_exact_win_first(path: &Path, count: usize, seeds: &[u64], winning: &[u32]) {
     let game = load(path);
     let p = prepare(&game, &BuildOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let (mut m, _) = p.jit(&game.name).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -26,6 +35,8 @@ fn check_exact(path: &Path, count: usize, seeds: &[u64]) {
     let s0 = m.initial_state().unwrap();
     let mut reference = Reference::new(p.lane_net(), p.goal_net(), plan);
     let mut lanes = Lanes::new(plan);
+    lanes.set_win_first(plan, winning);
+    m.set_win_first(winning);
     for &seed in seeds {
         let (mut g1, mut l1) = (Vec::new(), Vec::new());
         m.lane_playouts(&s0, count, seed, 100_000, &mut g1, &mut l1).unwrap();
@@ -61,6 +72,41 @@ fn lane_code_matches_the_reference_on_corpus_games() {
             propel_tests::skip(&format!("{} not found", path.display()));
         }
     }
+}
+
+/// Breakthrough's winning moves are its moves onto the far row (found
+/// by random games, nothing keyed on names); with them, the lane code
+/// still plays exactly the reference's games, and random games end
+/// sooner (a pawn one step from the far row moves there).
+#[test]
+fn win_first_lanes_take_breakthroughs_wins() {
+    let g = root().join("games/breakthrough.kif");
+    let game = load(&g);
+    let p = prepare(&game, &BuildOptions::default()).unwrap();
+    let mut pm = p.propnet();
+    let winning = winning_moves(&mut pm, Duration::from_millis(600), 3).unwrap();
+    assert!(winning.len() > 10, "{} winning moves", winning.len());
+    for &w in &winning {
+        let name = pm.move_kif(w);
+        let rows: Vec<&str> = name.trim_matches(|c| c == '(' || c == ')').split_whitespace().collect();
+        assert!(
+            matches!(rows.as_slice(), ["move", _, "7", _, "8"] | ["move", _, "2", _, "1"]),
+            "{name} is not a move onto the far row"
+        );
+    }
+    check_exact_win_first(&g, 150, &[4], &winning);
+    let (mut m, _) = p.jit(&game.name).unwrap();
+    let s0 = m.initial_state().unwrap();
+    let mut mean_length = |win: &[u32]| {
+        m.set_win_first(win);
+        let (mut goals, mut lengths) = (Vec::new(), Vec::new());
+        m.lane_playouts(&s0, 2000, 5, 100_000, &mut goals, &mut lengths).unwrap();
+        assert!(goals.iter().all(|&g| g == 0 || g == 100), "every game ends with a winner");
+        lengths.iter().map(|&l| l as f64).collect::<Vec<f64>>()
+    };
+    let (uniform, win_first) = (mean_length(&[]), mean_length(&winning));
+    let ((mu, _), (mw, _)) = (moments(&uniform), moments(&win_first));
+    assert!(mw < mu && !agree(&uniform, &win_first, 5.0), "mean length {mw:.1} with win-first, {mu:.1} without");
 }
 
 /// Mean and variance of a sample.

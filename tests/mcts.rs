@@ -235,6 +235,37 @@ fn every_visit_is_backed_up_in_every_mode() {
     }
 }
 
+/// Win-first lane search (breakthrough's winning moves from random
+/// games): every lane runner takes them, in the search thread's lanes,
+/// the rollout threads' and the root-parallel peers', and every visit is
+/// backed up.
+#[test]
+fn win_first_lane_search_backs_up_every_visit() {
+    let g = game("breakthrough.kif");
+    let mut probe = hybrid(&g);
+    let winning: Arc<[u32]> =
+        propel_runtime::analysis::winning_moves(&mut probe, Duration::from_millis(300), 1).unwrap().into();
+    assert!(!winning.is_empty());
+    for (threads, mode) in [(1, Mode::Pipeline), (2, Mode::Pipeline), (2, Mode::Root)] {
+        let mut m = hybrid(&g);
+        let s0 = m.initial_state().unwrap();
+        let cfg = Config { lanes: true, win_first: Some(winning.clone()), ..config(threads, mode, 20_000) };
+        let mut search = Search::new(m, s0, cfg).unwrap();
+        assert_eq!(search.rollout_policy(), "win-first lanes");
+        for _ in 0..3 {
+            let stats = search.run(Instant::now() + Duration::from_millis(40)).unwrap();
+            assert!(stats.iterations > 0, "{threads} threads {mode:?}: {stats:?}");
+            for graph in search.graphs() {
+                graph.check_visits().unwrap_or_else(|e| panic!("{threads} threads {mode:?}: {e}"));
+            }
+        }
+    }
+    let mut m = hybrid(&g);
+    let s0 = m.initial_state().unwrap();
+    let plain = Search::new(m, s0, Config { lanes: true, ..config(1, Mode::Pipeline, 1000) }).unwrap();
+    assert_eq!(plain.rollout_policy(), "lanes");
+}
+
 /// Root parallelisation keeps every thread's graph between runs and moves
 /// each one's root with the game: the trees carry over from turn to turn
 /// (`auto` picks it for lane-parallel search with several threads).

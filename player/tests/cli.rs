@@ -162,6 +162,46 @@ fn playouts_json() {
     assert!((5.0..=9.0).contains(&len), "tic-tac-toe games last 5 to 9 moves, got {len}");
 }
 
+/// Win-first lanes from the command line: breakthrough's winning moves
+/// are found and used (shorter games, the search says so); tic-tac-toe
+/// has none (a mark that wins in one game does not in another), so its
+/// search stays on uniform lanes; the flag needs `--fast`.
+#[test]
+fn win_first_lanes_from_the_command_line() {
+    let fast = |extra: &[&str]| {
+        let mut args =
+            vec!["playouts", "games/breakthrough.kif", "--machine", "jit", "--fast", "--count", "512", "--json"];
+        args.extend_from_slice(extra);
+        let o = propel(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        v["avg_length"].as_f64().unwrap()
+    };
+    let (uniform, win_first) = (fast(&[]), fast(&["--win-first", "0.5"]));
+    assert!(win_first < uniform - 3.0, "mean length {win_first} with win-first, {uniform} without");
+    let o = propel(&["playouts", "games/breakthrough.kif", "--win-first", "1"]);
+    assert!(!o.status.success() && stderr(&o).contains("--fast"), "{}", stderr(&o));
+    let search = |game: &str| {
+        let o = propel(&[
+            "search",
+            game,
+            "--machine",
+            "hybrid",
+            "--seconds",
+            "0.2",
+            "--win-first",
+            "--win-first-sample",
+            "0.5",
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        v["rollout_policy"].as_str().unwrap().to_string()
+    };
+    assert_eq!(search("games/breakthrough.kif"), "win-first lanes");
+    assert_eq!(search("games/tictactoe.kif"), "lanes");
+}
+
 #[test]
 fn playouts_warn_once_about_undefined_goals() {
     let g = temp_file("nogoal.kif", "(role a) (init s) (legal a go) (<= terminal (true s)) (<= (goal a 50) (true z))");

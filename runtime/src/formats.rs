@@ -131,6 +131,10 @@ pub struct SearchReport {
     /// Why; empty when the machine was named on the command line.
     pub machine_reason: String,
     pub lanes: bool,
+    /// How rollouts chose their moves: `win-first lanes`, `lanes`,
+    /// `greedy` or `uniform`.
+    #[serde(default)]
+    pub rollout_policy: String,
     pub mode: String,
     pub threads: usize,
     pub seconds: f64,
@@ -277,6 +281,7 @@ mod tests {
             machine_chosen: "propnet".into(),
             machine_reason: String::new(),
             lanes: false,
+            rollout_policy: "uniform".into(),
             mode: "pipeline".into(),
             threads: 2,
             seconds: 1.0,
@@ -296,7 +301,7 @@ mod tests {
         };
         round_trip(
             &s,
-            r#"{"game":"g.kif","machine":"propnet","machine_chosen":"propnet","machine_reason":"","lanes":false,"mode":"pipeline","threads":2,"seconds":1.0,"iterations":5,"iterations_per_s":5.0,"rollouts":5,"rollouts_per_s":5.0,"nodes":6,"pool":100,"search_busy":0.5,"rollout_idle":0.25,"rollouts_per_request":1,"role":"x","move":"(mark 1 1)","value":50.0,"visits":3}"#,
+            r#"{"game":"g.kif","machine":"propnet","machine_chosen":"propnet","machine_reason":"","lanes":false,"rollout_policy":"uniform","mode":"pipeline","threads":2,"seconds":1.0,"iterations":5,"iterations_per_s":5.0,"rollouts":5,"rollouts_per_s":5.0,"nodes":6,"pool":100,"search_busy":0.5,"rollout_idle":0.25,"rollouts_per_request":1,"role":"x","move":"(mark 1 1)","value":50.0,"visits":3}"#,
         );
     }
 }

@@ -8,6 +8,13 @@
 //! role, rounds of draws over the lanes still drawing, in ascending order:
 //! see `lanes/choose.rs`), so a seed gives the same results on every machine
 //! that evaluates the same plan.
+//!
+//! Win-first lanes ([`Lanes::set_win_first`]): given a set of inputs
+//! known to win at once for the role that plays them (the analysis's
+//! `winning` moves), a lane where its role has one of them legal plays
+//! one of those, drawn uniformly among them; every other lane draws
+//! uniformly among all its legal inputs as before. With the set empty
+//! nothing changes (not even the random draws).
 
 mod choose;
 
@@ -107,6 +114,10 @@ pub struct Lanes {
     /// Whether the plan's legal words lie in one run in input order (as
     /// generated code puts them), so that a role's are scanned as a slice.
     dense_legal: bool,
+    /// Win-first inputs, ascending ([`Lanes::set_win_first`]), and the
+    /// candidates among them in the lanes that have one.
+    win: Vec<u32>,
+    win_cands: choose::Candidates,
 }
 
 impl Lanes {
@@ -132,7 +143,26 @@ impl Lanes {
             staged_bits: Vec::new(),
             goals: Vec::new(),
             dense_legal: plan.legal.windows(2).all(|p| p[1] == p[0] + 1),
+            win: Vec::new(),
+            win_cands: Default::default(),
         }
+    }
+
+    /// Win-first move choice: wherever a role has one of `winning` legal
+    /// (inputs that, in the sample that found them, won the game at once
+    /// for the role that played them), the lane plays one of them, drawn
+    /// uniformly among those legal there. Empty: uniform moves. Inputs
+    /// the plan does not have are ignored.
+    pub fn set_win_first(&mut self, plan: &LanePlan, winning: &[u32]) {
+        self.win.clear();
+        self.win.extend(winning.iter().copied().filter(|&i| (i as usize) < plan.legal.len()));
+        self.win.sort_unstable();
+        self.win.dedup();
+    }
+
+    /// The win-first inputs ([`Lanes::set_win_first`]).
+    pub fn win_first(&self) -> &[u32] {
+        &self.win
     }
 
     /// Puts state `bits` (one bit per base) into lane `l`: at once with
@@ -398,8 +428,10 @@ impl Lanes {
 
     /// One role's move in every lane of `live`, drawn uniformly among the
     /// lane's legal inputs ([`choose::choose`]), written into the input
-    /// words. The role's legal words (the candidates) are gathered first,
-    /// copied in one run from the dense run that generated code writes.
+    /// words; in the lanes where a win-first input of the role is legal,
+    /// uniformly among those instead. The role's legal words (the
+    /// candidates) are gathered first, copied in one run from the dense
+    /// run that generated code writes.
     ///
     /// For each lane of `fresh`, also records its legal inputs of role
     /// `role` (of `roles`) in `fresh_moves`, in ascending order.
@@ -414,26 +446,52 @@ impl Lanes {
         roles: usize,
         rng: &mut Rng,
     ) -> Result<(), LaneError> {
-        let Lanes { words, cands, played, dense_legal, fresh_moves, scratch, .. } = self;
+        let Lanes { words, cands, played, dense_legal, fresh_moves, scratch, win, win_cands, .. } = self;
         if live == 0 {
             return Ok(());
         }
+        // Win-first: the lanes with a winning input legal (an OR of its
+        // legal words; nothing at all when the set is empty). They draw
+        // among those; the others (`rest`) among all their legal inputs.
+        let (mut wins, mut winning) = (&[][..], 0 as Word);
+        if !win.is_empty() {
+            let lo = win.partition_point(|&i| (i as usize) < inputs.start);
+            let hi = win.partition_point(|&i| (i as usize) < inputs.end);
+            wins = &win[lo..hi];
+            winning = wins.iter().fold(0, |a, &i| a | words[plan.legal[i as usize] as usize]) & live;
+        }
+        let rest = live & !winning;
         let first = inputs.start as u32;
         let run = plan.legal.get(inputs.start).filter(|_| *dense_legal);
         match run.and_then(|&at| words.get(at as usize..at as usize + inputs.len())) {
-            Some(run) => cands.fill(first, run, live),
-            None => cands.gather(first, words, &plan.legal[inputs], live),
+            Some(run) => cands.fill(first, run, rest),
+            None => cands.gather(first, words, &plan.legal[inputs.clone()], rest),
         }
-        if cands.any != live {
+        if cands.any != rest {
             return Err(LaneError::NoLegalMove);
         }
         each_lane(fresh, |l| {
             let moves = &mut fresh_moves[l * roles + role];
             moves.clear();
-            moves.extend(cands.of_lane(l));
+            if winning >> l & 1 == 0 {
+                moves.extend(cands.of_lane(l));
+            } else {
+                // Not among the candidates (a lane that expanded a
+                // node: rare): read from the legal words.
+                let legal = |&i: &usize| words[plan.legal[i] as usize] >> l & 1 == 1;
+                moves.extend(inputs.clone().filter(legal).map(|i| i as u32));
+            }
         });
+        if winning != 0 {
+            win_cands.pick_out(wins, words, &plan.legal, winning);
+        }
         let mut out = choose::Moves { words, played, at: &plan.input };
-        choose::choose(cands, live, rng, &mut out, scratch);
+        if winning != 0 {
+            choose::choose(win_cands, winning, rng, &mut out, scratch);
+        }
+        if rest != 0 {
+            choose::choose(cands, rest, rng, &mut out, scratch);
+        }
         Ok(())
     }
 }
@@ -602,24 +660,9 @@ mod tests {
     }
 
     fn draws_are_uniform(n: usize, spread: usize) {
-        let plan = LanePlan {
-            words: 2 * n as u32,
-            terminal: 0,
-            ones: vec![],
-            base: vec![],
-            next: vec![],
-            input: (0..n as u32).collect(),
-            legal: (n as u32..2 * n as u32).collect(),
-            goals: vec![],
-            goal_net: false,
-        };
         // Lane l may play inputs 0..=(l % spread) and the last input.
         let legal = |j: usize, l: usize| j <= l % spread || j == n - 1;
-        let mut lanes = Lanes::new(&plan);
-        for j in 0..n {
-            let w = (0..LANES).filter(|&l| legal(j, l)).fold(0 as Word, |w, l| w | 1 << l);
-            lanes.words[n + j] = w;
-        }
+        let (plan, mut lanes) = one_role(n, legal);
         let rounds = 4000;
         let mut hits = vec![[0u32; LANES]; n];
         let mut rng = Rng::new(5);
@@ -633,6 +676,84 @@ mod tests {
             }
         }
         choose::tests::assert_uniform("lanes", &hits, rounds, legal);
+    }
+
+    /// A plan of `n` inputs of one role (input words `0..n`, legal words
+    /// `n..2n`) whose lane `l` may play `legal(j, l)`.
+    fn one_role(n: usize, legal: impl Fn(usize, usize) -> bool) -> (LanePlan, Lanes) {
+        let plan = LanePlan {
+            words: 2 * n as u32,
+            terminal: 0,
+            ones: vec![],
+            base: vec![],
+            next: vec![],
+            input: (0..n as u32).collect(),
+            legal: (n as u32..2 * n as u32).collect(),
+            goals: vec![],
+            goal_net: false,
+        };
+        let mut lanes = Lanes::new(&plan);
+        for j in 0..n {
+            lanes.words[n + j] = (0..LANES).filter(|&l| legal(j, l)).fold(0 as Word, |w, l| w | 1 << l);
+        }
+        (plan, lanes)
+    }
+
+    /// Win-first: a lane with one winning input legal always plays it, a
+    /// lane with two plays each half the time, and the other lanes draw
+    /// uniformly among all their legal inputs; with few candidates
+    /// (bit-sliced draws) and many (lane by lane).
+    #[test]
+    fn win_first_lanes_take_the_win_and_others_stay_uniform() {
+        for (n, spread) in [(12, 11), (100, 70)] {
+            // Lane l may play inputs 0..=(l % spread) and the last input;
+            // inputs 5 and 7 win.
+            let base = move |j: usize, l: usize| j <= l % spread || j == n - 1;
+            let (plan, mut lanes) = one_role(n, base);
+            lanes.set_win_first(&plan, &[7, 5, 5, n as u32 + 3]);
+            assert_eq!(lanes.win_first(), &[5, 7], "sorted, deduplicated, unknown inputs dropped");
+            let expected = move |j: usize, l: usize| match l % spread {
+                k if k >= 7 => j == 5 || j == 7,
+                k if k >= 5 => j == 5,
+                _ => base(j, l),
+            };
+            let rounds = 3000;
+            let mut hits = vec![[0u32; LANES]; n];
+            let mut rng = Rng::new(8);
+            for _ in 0..rounds {
+                lanes.clear_inputs();
+                lanes.choose(&plan, 0..n, !0, 0, 0, 1, &mut rng).unwrap();
+                let moves: u32 = lanes.words[..n].iter().map(|w| w.count_ones()).sum();
+                assert_eq!(moves, LANES as u32, "one move per lane");
+                for (j, h) in hits.iter_mut().enumerate() {
+                    each_lane(lanes.words[j], |l| h[l] += 1);
+                }
+            }
+            choose::tests::assert_uniform("win-first", &hits, rounds, expected);
+        }
+    }
+
+    /// With no winning input legal in any lane (or none given), win-first
+    /// lanes choose exactly what plain lanes do, draw for draw.
+    #[test]
+    fn win_first_without_a_legal_win_changes_nothing() {
+        let n = 40;
+        let legal = |j: usize, l: usize| j != 3 && !(j * 7 + l).is_multiple_of(5);
+        let (plan, plain) = one_role(n, legal);
+        let mut win_first = plain.clone();
+        win_first.set_win_first(&plan, &[3]);
+        let mut out = Vec::new();
+        for mut lanes in [plain, win_first] {
+            let mut rng = Rng::new(21);
+            let mut chosen = Vec::new();
+            for _ in 0..20 {
+                lanes.clear_inputs();
+                lanes.choose(&plan, 0..n, !0 >> 3, 0, 0, 1, &mut rng).unwrap();
+                chosen.extend_from_slice(&lanes.words[..n]);
+            }
+            out.push((chosen, rng.next_u64()));
+        }
+        assert_eq!(out[0], out[1]);
     }
 
     /// The scan of a dense run of legal words (as generated code lays

@@ -47,6 +47,10 @@ pub enum MachineError {
     /// states are not.
     #[error("lane rollouts need a machine whose states are base bitsets")]
     NoBaseBits,
+    /// Work that reads moves by their index among the network's inputs
+    /// (win-first lanes) asked of a machine without such indices.
+    #[error("this machine's moves have no input indices (win-first lanes need them)")]
+    NoMoveIndex,
     /// Native code's propagation ran out of its stack.
     #[error("{what}: propagation stack overflow")]
     StackOverflow { what: &'static str },

@@ -143,6 +143,8 @@ pub struct NativeMachine {
     joint: Vec<u32>,
     /// Lane memory, made on first use.
     lanes: Option<Lanes>,
+    /// Win-first inputs for lane playouts ([`Lanes::set_win_first`]).
+    win_first: Vec<u32>,
     /// The goal program's values and a terminal state's bits (where the
     /// code has a goal program).
     goal_vals: Vec<u8>,
@@ -201,6 +203,7 @@ impl NativeMachine {
             code,
             lanes: None,
             batch_lanes,
+            win_first: Vec::new(),
             goal_vals: Vec::new(),
             bits: Vec::new(),
         };
@@ -357,6 +360,19 @@ impl LaneRunner {
         lanes.stream(plan, &mut eval, code.role_range(), source, seed, max_steps).map_err(MachineError::from)
     }
 
+    /// Win-first move choice in this runner's lanes (see
+    /// [`Lanes::set_win_first`]; empty: uniform moves).
+    pub fn set_win_first(&mut self, winning: &[u32]) {
+        if let Some(plan) = self.code.lanes() {
+            self.lanes.set_win_first(plan, winning);
+        }
+    }
+
+    /// The win-first inputs in use (empty: none).
+    pub fn win_first(&self) -> &[u32] {
+        self.lanes.win_first()
+    }
+
     /// Words (bits) of a state of this machine.
     pub fn state_words(&self) -> usize {
         self.code.iface.state_words()
@@ -368,6 +384,16 @@ impl NativeMachine {
     pub fn lane_runner(&self) -> Option<LaneRunner> {
         let plan = self.code.lanes()?;
         Some(LaneRunner { code: self.code.clone(), lanes: Lanes::new(plan) })
+    }
+
+    /// Win-first move choice in this machine's lane playouts (see
+    /// [`Lanes::set_win_first`]; empty: uniform moves). One-at-a-time
+    /// native playouts stay uniform.
+    pub fn set_win_first(&mut self, winning: &[u32]) {
+        self.win_first = winning.to_vec();
+        if let (Some(lanes), Some(plan)) = (self.lanes.as_mut(), self.code.lanes()) {
+            lanes.set_win_first(plan, winning);
+        }
     }
 
     /// Whether the code can run bit-parallel playouts ([`Self::playouts`]).
@@ -437,7 +463,12 @@ impl NativeMachine {
         self.check_state(s)?;
         let code = self.code.clone();
         let plan = code.lanes().ok_or(MachineError::NoLaneCode)?;
-        let lanes = self.lanes.get_or_insert_with(|| Lanes::new(plan));
+        let win_first = &self.win_first;
+        let lanes = self.lanes.get_or_insert_with(|| {
+            let mut l = Lanes::new(plan);
+            l.set_win_first(plan, win_first);
+            l
+        });
         let mut eval = NativeLanes { fns: code.fns() };
         lanes
             .run(plan, &mut eval, code.role_range(), |_| s.bits(), count, seed, max_steps, goals, lengths)

@@ -75,6 +75,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         "rollouts_per_request": an.rollouts_per_request,
         "missed_wins": an.missed_wins,
         "terminating_moves": an.terminating_moves,
+        "winning_moves": an.winning.len(),
+        "winning_sample": an.winning_names,
         "material": an.material.as_ref().map(|m| json!({"pieces": m.names, "weight": m.weight})),
         "material_reason": an.material_reason,
         "greedy_check_cost": an.greedy_check_cost,
@@ -127,6 +129,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     println!("exploration: {:.2} ({})", an.exploration, an.exploration_reason);
     println!("greedy rollouts: {} ({})", an.greedy_rollouts, an.greedy_reason);
+    println!("winning moves (win-first lanes): {} (e.g. {})", an.winning.len(), an.winning_names.join(", "));
     println!(
         "material: {} ({})",
         if an.material.is_some() { "new nodes start at their material relative to the root" } else { "none" },

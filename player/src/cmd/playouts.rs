@@ -36,6 +36,12 @@ pub struct Args {
     /// machine was built (`auto`).
     #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"], requires = "fast")]
     lanes: String,
+    /// With `--fast`: win-first lanes (random games for this many
+    /// seconds first find the moves that win at once for their role; the
+    /// lanes then play one wherever one is legal: docs/analysis.md,
+    /// `winning`).
+    #[arg(long, value_parser = opts::seconds(), allow_hyphen_values = true, requires = "fast")]
+    win_first: Option<f64>,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -64,6 +70,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 anyhow::bail!("this machine has no lane code (see docs/native.md: lanes)");
             }
             m.set_batch_lanes(on);
+        }
+        if let Some(secs) = a.win_first {
+            let w = propel_runtime::analysis::winning_moves(&mut m, Duration::from_secs_f64(secs), a.seed)?;
+            if !a.json {
+                eprintln!("win-first lanes: {} winning moves", w.len());
+            }
+            m.set_win_first(&w);
         }
         (fast_playouts(&mut m, Duration::from_secs_f64(secs), a.count, a.seed)?, chosen)
     } else {

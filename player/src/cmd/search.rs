@@ -56,6 +56,15 @@ pub struct Args {
     /// machines auto, jit, aot and hybrid).
     #[arg(long)]
     no_lanes: bool,
+    /// Win-first lanes: before the clock starts, random games (for
+    /// `--win-first-sample` seconds) find the moves that win at once for
+    /// the role that plays them (see docs/analysis.md, `winning`); lane
+    /// rollouts then play one wherever one is legal.
+    #[arg(long)]
+    win_first: bool,
+    /// Seconds of random games that find the win-first moves (0.01 to 60).
+    #[arg(long, default_value_t = 1.0, value_parser = opts::seconds(), allow_hyphen_values = true, requires = "win_first")]
+    win_first_sample: f64,
     /// Make terminal children on expansion (wins one move away solve a node).
     #[arg(long)]
     expand_terminal: bool,
@@ -75,6 +84,8 @@ struct Outcome {
     chosen: Chosen,
     machine: &'static str,
     lanes: bool,
+    /// How rollouts chose their moves ([`Search::rollout_policy`]).
+    policy: &'static str,
     /// The mode that ran (`auto` resolved).
     mode: Mode,
     role: String,
@@ -87,6 +98,14 @@ where
     M::Move: Send + Sync,
 {
     let mut m = m;
+    let win_first = if a.win_first {
+        let sample = Duration::from_secs_f64(a.win_first_sample.clamp(0.01, 60.0));
+        let w = propel_runtime::analysis::winning_moves(&mut m, sample, a.seed)?;
+        tracing::info!("win-first lanes: {} winning moves", w.len());
+        Some(std::sync::Arc::from(w))
+    } else {
+        None
+    };
     let s0 = m.initial_state()?;
     let cfg = Config {
         threads: a.threads,
@@ -98,6 +117,7 @@ where
         greedy: a.greedy,
         batch: a.batch,
         lanes: !a.no_lanes,
+        win_first,
         heuristic: None,
         factors: Vec::new(),
         goal_max: Vec::new(),
@@ -113,8 +133,8 @@ where
         None => search.graph.chooser(),
     };
     let best = search.best(role).map(|(mv, v, n)| (search.machine().move_kif(mv), v * 100.0, n));
-    let (machine, lanes) = (search.machine().kind(), search.lane_parallel());
-    Ok(Outcome { stats, chosen, machine, lanes, mode: search.mode(), role: roles[role].clone(), best })
+    let (machine, lanes, policy) = (search.machine().kind(), search.lane_parallel(), search.rollout_policy());
+    Ok(Outcome { stats, chosen, machine, lanes, policy, mode: search.mode(), role: roles[role].clone(), best })
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -131,6 +151,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 machine_chosen: out.chosen.name.to_string(),
                 machine_reason: out.chosen.why.clone(),
                 lanes: out.lanes,
+                rollout_policy: out.policy.to_string(),
                 mode: format!("{:?}", out.mode).to_lowercase(),
                 threads: a.threads,
                 seconds: s.seconds,
@@ -151,7 +172,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         );
     } else {
         let rollouts = if out.lanes { "lane-parallel rollouts" } else { "rollouts one leaf at a time" };
-        println!("machine:         {} ({rollouts})", out.chosen.describe());
+        println!("machine:         {} ({rollouts}: {})", out.chosen.describe(), out.policy);
         println!("mode:            {:?} ({} threads)", out.mode, a.threads);
         println!("iterations:      {} ({:.0}/s)", s.iterations, s.iterations_per_s());
         println!("rollouts:        {} ({:.0}/s, {} per request)", s.rollouts, s.rollouts_per_s(), s.per_request);

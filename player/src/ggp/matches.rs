@@ -388,6 +388,7 @@ impl Acc {
             "nodes": last.nodes,
             "pool": last.pool,
             "rollouts_per_request": last.per_request,
+            "rollout_policy": last.rollout_policy,
         })
     }
 }
@@ -904,7 +905,7 @@ fn spawn_builder(
                         "heuristics": a.heuristics.len(), "prior_visits": a.prior_visits,
                         "heuristics_used": cfg.heuristics && a.evaluator.is_some(),
                         "material": a.material_reason, "greedy_moves": a.terminating_moves,
-                        "greedy_check_cost": a.greedy_check_cost,
+                        "greedy_check_cost": a.greedy_check_cost, "winning_moves": a.winning.len(),
                         "factors": a.factors.len(), "factored_search": cfg.factored && a.factors.len() > 1,
                         "puzzle": a.puzzle_note,
                     });
@@ -935,14 +936,23 @@ fn spawn_builder(
         match prepared.jit(&game.name) {
             Ok((m, code)) => {
                 info!("JIT compiled in {:.2} s ({} functions)", t.elapsed().as_secs_f64(), code.functions);
-                // The plan, from what was built (no timing): lanes play
-                // random games, so where the analysis chose greedy
-                // rollouts the search rolls out one leaf at a time,
-                // and one state at a time the interpreter is the faster
-                // machine on most games (docs/native.md).
-                let greedy = matches!(&strategy, Strategy::Mcts(c) if c.greedy);
-                if cfg.lanes && !greedy && m.has_lanes() && wants(&MachineKind::Propnet) {
-                    info!("plan: lane-parallel search, tree on the propnet, rollouts and expansions on the JIT's lanes");
+                // The plan, from what was built (no timing): where the
+                // analysis chose greedy rollouts, lanes that take wins
+                // first stand in for them (unless `win-first=off` or no
+                // winning moves were found); else greedy rollouts run one
+                // leaf at a time, and one state at a time the interpreter
+                // is the faster machine on most games (docs/native.md).
+                let (greedy, win_first) = match &strategy {
+                    Strategy::Mcts(c) => (c.greedy, c.win_first.as_ref().map_or(0, |w| w.len())),
+                    _ => (false, 0),
+                };
+                if cfg.lanes && (!greedy || win_first > 0) && m.has_lanes() && wants(&MachineKind::Propnet) {
+                    let policy = match (win_first, greedy) {
+                        (0, _) => "uniform lane rollouts".to_string(),
+                        (n, true) => format!("win-first lanes instead of greedy rollouts ({n} winning moves)"),
+                        (n, false) => format!("win-first lanes ({n} winning moves)"),
+                    };
+                    info!("plan: lane-parallel search, tree on the propnet, rollouts and expansions on the JIT's lanes: {policy}");
                     let mut lanes = strategy.clone();
                     if let Strategy::Mcts(c) = &mut lanes {
                         c.lanes = true;
@@ -958,7 +968,7 @@ fn spawn_builder(
                 if wants(&MachineKind::Propnet) {
                     info!(
                         "plan: rollouts one leaf at a time on the propnet ({})",
-                        if greedy { "greedy rollouts" } else { "no lanes" }
+                        if greedy { "greedy rollouts: win-first=off, or no winning moves found" } else { "no lanes" }
                     );
                     return;
                 }

@@ -5,6 +5,7 @@
 //! correlation with the outcome; latches and goal bounds; independent
 //! factors; and, for puzzles, an iterative-deepening solver.
 
+mod endings;
 mod factors;
 mod learn;
 mod material;
@@ -14,6 +15,7 @@ use crate::machine::{MachineError, StateMachine};
 use crate::propnet::{NetState, PropnetMachine};
 use crate::rng::Rng;
 use crate::simulate::{Greedy, Simulator};
+pub use endings::winning_moves;
 use factors::{factors, Breadth, Solver};
 use learn::{base_groups, pearson};
 use propel_compiler::propnet::{Kind, Propnet};
@@ -80,6 +82,13 @@ pub struct Analysis {
     pub greedy_check_cost: f64,
     /// What greedy rollouts try, where they are chosen.
     pub greedy: Option<Greedy>,
+    /// Moves (inputs, ascending) that won the game at once for the role
+    /// that played them every time the greedy sample tried them (never a
+    /// draw, a loss or a game going on): what win-first lanes take
+    /// (`lanes::Lanes::set_win_first`). Empty in simultaneous games.
+    pub winning: Vec<u32>,
+    /// A few of their names, for reports.
+    pub winning_names: Vec<String>,
     pub rollouts_per_request: u32,
     /// Share of turn-taking decisions in random games where the mover had a
     /// win one move away and did not play it.
@@ -358,61 +367,19 @@ pub fn analyse_until(
     // away: measured on states from random games, where every move of the
     // mover is tried to learn which moves can end the game at all.
     let greedy_budget = budget.mul_f64(0.15);
-    let t = Instant::now();
-    let (mut decisions, mut missed, mut extra_steps) = (0u32, 0u32, 0u64);
-    let mut per_role: Vec<Vec<_>> = vec![Vec::new(); nr];
-    let mut terminating = vec![false; net.inputs.len()];
-    // The legal moves of the decisions sampled, to count afterwards what
-    // a check of the terminating moves alone would have cost.
-    let mut sampled: Vec<Vec<u32>> = Vec::new();
-    'outer: while t.elapsed() < greedy_budget && a.games > 0 && !a.simultaneous && !stop.passed() {
-        let mut s = s0.clone();
-        while !m.is_terminal(&s)? {
-            joint.clear();
-            for (r, mv) in per_role.iter_mut().enumerate() {
-                m.legal_moves(&s, r, mv)?;
-                joint.push(mv[rng.below(mv.len())]);
-            }
-            // One role to move (the others forced): is one of its moves an immediate win?
-            if let Some(r) = (0..nr).find(|&r| per_role[r].len() > 1) {
-                let played = joint[r];
-                let mut win = None;
-                for (k, &mv) in per_role[r].iter().enumerate() {
-                    joint[r] = mv;
-                    let n = m.next_state(&s, &joint)?;
-                    if !m.is_terminal(&n)? {
-                        continue;
-                    }
-                    if let Some(t) = terminating.get_mut(mv as usize) {
-                        *t = true;
-                    }
-                    if win.is_none() && m.goal(&n, r)?.score() == 100 {
-                        // What a check that stops at the first win costs.
-                        extra_steps += k as u64 + 1;
-                        win = Some(mv);
-                    }
-                }
-                if win.is_none() {
-                    extra_steps += per_role[r].len() as u64;
-                }
-                joint[r] = played;
-                decisions += 1;
-                if win.is_some_and(|w| w != played) {
-                    missed += 1;
-                }
-                if sampled.len() < MAX_SAMPLES {
-                    sampled.push(per_role[r].clone());
-                }
-            }
-            s = m.next_state(&s, &joint)?;
-            if t.elapsed() > greedy_budget || stop.passed() {
-                break 'outer;
-            }
-        }
-    }
+    let ends = if a.games > 0 && !a.simultaneous {
+        endings::sample(&mut m, &s0, net.inputs.len(), greedy_budget, &mut rng, stop, MAX_SAMPLES)?
+    } else {
+        endings::Endings::default()
+    };
+    let (decisions, missed, extra_steps) = (ends.decisions, ends.missed, ends.extra_steps);
+    let terminating = ends.terminating.clone();
+    let sampled = &ends.sampled;
     let tried: usize = sampled.iter().map(|mv| mv.iter().filter(|&&i| terminating[i as usize]).count()).sum();
     a.greedy_check_cost = tried as f64 / sampled.len().max(1) as f64;
     a.terminating_moves = terminating.iter().filter(|&&t| t).count();
+    a.winning = ends.winning();
+    a.winning_names = a.winning.iter().take(8).map(|&i| m.move_kif(i)).collect();
     let miss_rate = missed as f64 / decisions.max(1) as f64;
     let cost = extra_steps as f64 / decisions.max(1) as f64;
     // The check multiplies the cost of a playout step by about `cost`, and

@@ -90,6 +90,25 @@ impl Candidates {
         (self.any, self.many) = (any, many);
     }
 
+    /// The inputs `inputs` (any order; their legal words at `at[i]` in
+    /// `words`), masked to `live`: only the nonzero ones are kept.
+    pub(super) fn pick_out(&mut self, inputs: &[u32], words: &[Word], at: &[u32], live: Word) {
+        self.words.clear();
+        self.input.clear();
+        self.compacted = true;
+        let (mut any, mut many) = (0 as Word, 0 as Word);
+        for &i in inputs {
+            let w = words[at[i as usize] as usize] & live;
+            if w != 0 {
+                self.words.push(w);
+                self.input.push(i);
+                many |= any & w;
+                any |= w;
+            }
+        }
+        (self.any, self.many) = (any, many);
+    }
+
     /// Keeps only the nonzero words, noting their inputs.
     fn compact(&mut self) {
         self.input.clear();

@@ -87,6 +87,11 @@ pub struct Config {
     /// plays one rollout from a different leaf (where the machine has lane
     /// code; else rollouts run one at a time).
     pub lanes: bool,
+    /// Win-first lanes (with `lanes`): the inputs that win at once (the
+    /// analysis's `winning` moves), played wherever one is legal
+    /// (`lanes::Lanes::set_win_first`). Lane rollouts never run
+    /// greedy rollouts; this is what they do instead.
+    pub win_first: Option<Arc<[u32]>>,
     /// A learnt state evaluator (from the meta-game analysis): each new
     /// node starts with `prior_visits` virtual visits at its prediction.
     pub heuristic: Option<Arc<Evaluator>>,
@@ -125,6 +130,7 @@ impl Default for Config {
             greedy_moves: None,
             batch: false,
             lanes: false,
+            win_first: None,
             heuristic: None,
             material: None,
             minimax: 0.0,
@@ -161,6 +167,8 @@ pub struct Stats {
     pub rollout_idle: f64,
     /// Playouts per request at the end (adapted).
     pub per_request: u32,
+    /// How rollouts chose their moves ([`Search::rollout_policy`]).
+    pub rollout_policy: &'static str,
 }
 
 impl Stats {
@@ -220,6 +228,19 @@ where
     }
 }
 
+/// A lane runner for `m`, win-first where `config` says.
+fn lane_runner<M: Simulator>(m: &M, config: &Config) -> Option<crate::native::LaneRunner>
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    let mut r = m.lane_runner()?;
+    if let Some(w) = &config.win_first {
+        r.set_win_first(w);
+    }
+    Some(r)
+}
+
 fn pin(core: usize) {
     if let Some(ids) = core_affinity::get_core_ids() {
         if !ids.is_empty() {
@@ -272,7 +293,7 @@ where
         graph.set_expand_terminal(config.expand_terminal);
         let seeds = Rng::new(config.seed ^ 0x5eed);
         let per_request = if config.batch { machine.preferred_batch() } else { 1 };
-        let runner = if config.lanes { machine.lane_runner() } else { None };
+        let runner = if config.lanes { lane_runner(&machine, &config) } else { None };
         let mast = config.mast.map(mast::Mast::new);
         Ok(Search { graph, machine, config, per_request, seeds, runner, peers: Vec::new(), mast, played: Vec::new() })
     }
@@ -314,6 +335,13 @@ where
     /// do). Every selection's value is backed up, or its visits taken back,
     /// before this returns.
     pub fn run_until(&mut self, deadline: Instant, interrupt: &Interrupt<'_>) -> Result<Stats, MachineError> {
+        let mut stats = self.run_any(deadline, interrupt)?;
+        stats.rollout_policy = self.rollout_policy();
+        Ok(stats)
+    }
+
+    /// [`Search::run_until`] in the mode and on the machine configured.
+    fn run_any(&mut self, deadline: Instant, interrupt: &Interrupt<'_>) -> Result<Stats, MachineError> {
         let rollout_threads = self.config.threads.saturating_sub(1);
         if self.mode() == Mode::Root && self.config.threads > 1 {
             return self.run_root(deadline, interrupt);
@@ -332,6 +360,17 @@ where
     /// with lane code).
     pub fn lane_parallel(&self) -> bool {
         self.runner.is_some()
+    }
+
+    /// How rollouts choose their moves, for reports: `win-first lanes`,
+    /// `lanes` (uniform), `greedy` (one at a time) or `uniform`.
+    pub fn rollout_policy(&self) -> &'static str {
+        match &self.runner {
+            Some(r) if !r.win_first().is_empty() => "win-first lanes",
+            Some(_) => "lanes",
+            None if self.config.greedy_rollouts().is_some() => "greedy",
+            None => "uniform",
+        }
     }
 
     /// One thread: lane-parallel where the machine can, else one rollout
@@ -360,7 +399,7 @@ where
         let mut workers = Vec::with_capacity(n);
         for _ in 0..n {
             let m = self.machine.clone();
-            let runner = m.lane_runner().ok_or(MachineError::NoLaneCode)?;
+            let runner = lane_runner(&m, &self.config).ok_or(MachineError::NoLaneCode)?;
             workers.push((m, runner));
         }
         let Search { graph, machine, runner, .. } = self;
@@ -409,6 +448,7 @@ where
             search_busy: 1.0,
             rollout_idle: 0.0,
             per_request: 1,
+            rollout_policy: "",
         })
     }
 

@@ -48,6 +48,12 @@ pub struct Tuning {
     /// `greedy=auto|on|off`: greedy rollouts (take a win one move away,
     /// avoid a loss one move away).
     pub greedy: Switch,
+    /// `win-first=auto|on|off`: where rollouts run on lanes, the lanes
+    /// take a move that wins at once (the analysis's `winning` moves)
+    /// wherever one is legal. auto: where greedy rollouts are on, lanes
+    /// with win-first moves instead of greedy rollouts one at a time;
+    /// off: greedy rollouts one at a time as before (no lanes with them).
+    pub win_first: Switch,
     /// `expand-terminal=auto|on|off`: make a node's terminal children when
     /// it is expanded.
     pub expand_terminal: Switch,
@@ -64,6 +70,7 @@ impl Default for Tuning {
             material: true,
             material_weight: None,
             greedy: Switch::Auto,
+            win_first: Switch::Auto,
             expand_terminal: Switch::Auto,
             minimax: 0.0,
             mast: None,
@@ -93,6 +100,7 @@ impl std::str::FromStr for Tuning {
                     t.material_weight = Some(w);
                 }
                 "greedy" => t.greedy = Switch::parse(v).map_err(bad)?,
+                "win-first" => t.win_first = Switch::parse(v).map_err(bad)?,
                 "expand-terminal" => t.expand_terminal = Switch::parse(v).map_err(bad)?,
                 "mast" if v == "off" => t.mast = None,
                 "mast" => {
@@ -112,7 +120,7 @@ impl std::str::FromStr for Tuning {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown search setting `{k}` (material, weight, greedy, expand-terminal, minimax, mast)"
+                        "unknown search setting `{k}` (material, weight, greedy, win-first, expand-terminal, minimax, mast)"
                     ))
                 }
             }
@@ -129,6 +137,9 @@ impl Tuning {
         c.exploration = a.exploration;
         c.greedy = self.greedy.or(a.greedy_rollouts);
         c.greedy_moves = a.greedy.clone().map(Arc::new);
+        // Win-first lanes stand in for greedy rollouts where those are on.
+        let win_first = self.win_first.or(c.greedy) && !a.winning.is_empty();
+        c.win_first = win_first.then(|| Arc::from(a.winning.as_slice()));
         c.expand_terminal = self.expand_terminal.or(a.expand_terminal);
         c.goal_max = a.goal_bounds.iter().map(|&(_, hi)| hi as f64 / 100.0).collect();
         if heuristics {
@@ -160,9 +171,29 @@ mod tests {
         assert!(!t.material);
         assert_eq!(t.material_weight, Some(3));
         assert_eq!(t.greedy, Switch::On);
+        assert_eq!(t.win_first, Switch::Auto);
+        assert_eq!("win-first=off".parse::<Tuning>().unwrap().win_first, Switch::Off);
         assert_eq!("".parse::<Tuning>().unwrap(), Tuning::default());
-        for bad in ["material", "weight=x", "weight=5000", "greedy=maybe", "speed=11"] {
+        for bad in ["material", "weight=x", "weight=5000", "greedy=maybe", "win-first=2", "speed=11"] {
             assert!(bad.parse::<Tuning>().is_err(), "{bad}");
         }
+    }
+
+    /// Win-first lanes follow greedy rollouts unless told otherwise, and
+    /// only where the analysis found winning moves.
+    #[test]
+    fn win_first_follows_greedy_and_needs_winning_moves() {
+        let a = Analysis { greedy_rollouts: true, winning: vec![3, 7], ..Analysis::default() };
+        let win_first = |t: &str, a: &Analysis| {
+            let mut c = Config::default();
+            t.parse::<Tuning>().unwrap().configure(&mut c, a, false, false);
+            c.win_first.map(|w| w.to_vec())
+        };
+        assert_eq!(win_first("", &a), Some(vec![3, 7]));
+        assert_eq!(win_first("win-first=off", &a), None);
+        assert_eq!(win_first("greedy=off", &a), None);
+        assert_eq!(win_first("greedy=off,win-first=on", &a), Some(vec![3, 7]));
+        let none = Analysis { winning: Vec::new(), ..a.clone() };
+        assert_eq!(win_first("win-first=on", &none), None);
     }
 }
