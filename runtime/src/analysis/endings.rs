@@ -155,7 +155,8 @@ where
 
 /// The moves (by [`Simulator::move_index`]) that won at once for the role
 /// that played them every time they were tried in random games played
-/// on `m` for about `budget` (see [`Endings::winning`]): the set that
+/// on `m` for about `budget` (at least 3 wins, never a draw, loss or
+/// game that went on): the set that
 /// win-first lanes take. Empty for games where two roles choose at once.
 pub fn winning_moves<M: Simulator>(m: &mut M, budget: Duration, seed: u64) -> Result<Vec<u32>, MachineError>
 where
