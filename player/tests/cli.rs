@@ -202,6 +202,18 @@ fn win_first_lanes_from_the_command_line() {
     assert_eq!(search("games/tictactoe.kif"), "lanes");
 }
 
+/// `search --greedy` rolls out greedily, one leaf at a time (lanes play
+/// uniform or win-first games, never greedy ones).
+#[test]
+fn greedy_search_leaves_the_lanes() {
+    let o =
+        propel(&["search", "games/breakthrough.kif", "--machine", "hybrid", "--seconds", "0.2", "--greedy", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["lanes"], Value::Bool(false), "{v}");
+    assert_eq!(v["rollout_policy"].as_str(), Some("greedy"), "{v}");
+}
+
 #[test]
 fn playouts_warn_once_about_undefined_goals() {
     let g = temp_file("nogoal.kif", "(role a) (init s) (legal a go) (<= terminal (true s)) (<= (goal a 50) (true z))");

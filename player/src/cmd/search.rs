@@ -44,7 +44,9 @@ pub struct Args {
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Greedy rollouts: take wins and avoid losses one move ahead.
+    /// Greedy rollouts: take wins and avoid losses one move ahead. They run
+    /// one leaf at a time through the machine interface, so this implies
+    /// `--no-lanes` (`--win-first` is their lane counterpart).
     #[arg(long)]
     greedy: bool,
     /// Rollouts in batches (bit-parallel lanes on the JIT): more rollouts
@@ -116,7 +118,9 @@ where
         seed: a.seed,
         greedy: a.greedy,
         batch: a.batch,
-        lanes: !a.no_lanes,
+        // Lane rollouts are never greedy: asked for greedy, roll out one
+        // leaf at a time rather than ignore it.
+        lanes: !a.no_lanes && !a.greedy,
         win_first,
         heuristic: None,
         factors: Vec::new(),
