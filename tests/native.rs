@@ -88,6 +88,18 @@ fn goal_program_gives_the_goals_of_the_code() {
     }
 }
 
+/// A clone is a fresh instance with the same settings.
+#[test]
+fn a_clone_keeps_the_machine_settings() {
+    let (_, mut m) = jit(&root().join("games/breakthrough.kif"));
+    assert!(m.batches_on_lanes());
+    m.set_batch_lanes(false);
+    m.set_win_first(&[3, 5]);
+    let c = m.clone();
+    assert!(!c.batches_on_lanes());
+    assert_eq!(c.win_first_moves(), &[3, 5]);
+}
+
 /// Writes `game` as a library with the system C compiler; None (and a
 /// note) when there is no `cc`.
 fn library(game: &Arc<propel_compiler::Game>, text: &[u8], dir: &std::path::Path) -> Option<std::path::PathBuf> {

@@ -174,8 +174,14 @@ impl LaneEval for NativeLanes<'_> {
 }
 
 impl Clone for NativeMachine {
+    /// A fresh instance of the same code with the same settings (batch
+    /// lanes, win-first moves); not the current state (see
+    /// [`NativeMachine::copy_to`]).
     fn clone(&self) -> Self {
-        NativeMachine::new(self.code.clone())
+        let mut m = NativeMachine::new(self.code.clone());
+        m.batch_lanes = self.batch_lanes;
+        m.win_first = self.win_first.clone();
+        m
     }
 }
 
@@ -394,6 +400,12 @@ impl NativeMachine {
         if let (Some(lanes), Some(plan)) = (self.lanes.as_mut(), self.code.lanes()) {
             lanes.set_win_first(plan, winning);
         }
+    }
+
+    /// The win-first moves of this machine's lane playouts
+    /// ([`Self::set_win_first`]).
+    pub fn win_first_moves(&self) -> &[u32] {
+        &self.win_first
     }
 
     /// Whether the code can run bit-parallel playouts ([`Self::playouts`]).
