@@ -246,6 +246,13 @@ pub struct RootStats<Mv> {
     pub lost: Vec<bool>,
 }
 
+/// Which of `n` moves to play: the most visited, passing proven losses by
+/// unless every move is one.
+pub(crate) fn move_to_play(n: usize, visits: impl Fn(usize) -> u32, lost: impl Fn(usize) -> bool) -> Option<usize> {
+    let open = (0..n).filter(|&i| !lost(i)).max_by_key(|&i| visits(i));
+    open.or_else(|| (0..n).max_by_key(|&i| visits(i)))
+}
+
 /// One step of a selection path: the node and each role's move there.
 #[derive(Clone, Debug)]
 pub struct Step {
@@ -1128,10 +1135,7 @@ where
                 }
             }
         }
-        // The most visited move, passing proven losses by unless every
-        // move is one.
-        let e = edges.iter().filter(|e| !e.lost).max_by_key(|e| e.visits);
-        let e = e.or_else(|| edges.iter().max_by_key(|e| e.visits))?;
+        let e = &edges[move_to_play(edges.len(), |i| edges[i].visits, |i| edges[i].lost)?];
         let mean = if e.visits > 0 { e.sum / e.visits as f64 } else { 0.0 };
         Some((e.mv, mean, e.visits))
     }

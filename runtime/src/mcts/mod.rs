@@ -822,9 +822,7 @@ where
                 }
             }
         }
-        // As in `Graph::best`: proven losses only when every move is one.
-        let open = (0..t.moves.len()).filter(|&i| !t.lost[i]).max_by_key(|&i| t.visits[i]);
-        let i = open.or_else(|| (0..t.moves.len()).max_by_key(|&i| t.visits[i]))?;
+        let i = graph::move_to_play(t.moves.len(), |i| t.visits[i], |i| t.lost[i])?;
         let mean = if t.visits[i] > 0 { t.sums[i] / t.visits[i] as f64 } else { 0.0 };
         Some((t.moves[i], mean, t.visits[i]))
     }
