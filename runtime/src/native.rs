@@ -149,6 +149,8 @@ pub struct NativeMachine {
     /// code has a goal program).
     goal_vals: Vec<u8>,
     bits: Vec<u64>,
+    /// The state whose goal program values `goal_vals` holds, if any.
+    goals_of: Option<NetState>,
 }
 
 /// The generated lane functions, called on lane memory of the plan's size.
@@ -212,6 +214,7 @@ impl NativeMachine {
             win_first: Vec::new(),
             goal_vals: Vec::new(),
             bits: Vec::new(),
+            goals_of: None,
         };
         // SAFETY: `mem` is the instance size the code's checked metadata
         // gives, 8-byte aligned, owned by this instance; `init` writes
@@ -334,6 +337,7 @@ impl NativeMachine {
             // the state's words, which is what the function writes.
             unsafe { self.code.fns().get_state(self.mem.as_ptr() as *const u8, self.bits.as_mut_ptr()) };
             p.eval(&self.bits, &mut self.goal_vals);
+            self.goals_of = None;
             for (role, g) in goals.iter_mut().enumerate() {
                 *g = p.role_max(&self.goal_vals, role).map_or(-1, i32::from);
             }
@@ -552,7 +556,11 @@ impl StateMachine for NativeMachine {
         }
         if let Some(p) = &self.code.goals {
             self.check_state(s)?;
-            p.eval(s.bits(), &mut self.goal_vals);
+            // Goals are asked role by role of one state: evaluate it once.
+            if self.goals_of.as_ref() != Some(s) {
+                p.eval(s.bits(), &mut self.goal_vals);
+                self.goals_of = Some(s.clone());
+            }
             out.clear();
             p.role_values(&self.goal_vals, role, out);
             out.sort_unstable();
