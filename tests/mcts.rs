@@ -220,10 +220,11 @@ fn every_visit_is_backed_up_in_every_mode() {
         ("lanes", 3, Mode::Pipeline, true),
         ("root lanes", 2, Mode::Root, true),
     ];
-    for (name, threads, mode, lanes) in modes {
+    for ((name, threads, mode, lanes), expand_after) in modes.into_iter().flat_map(|m| [(m, 1), (m, 3)]) {
+        let name = format!("{name}, children join at visit {expand_after}");
         let mut m = hybrid(&g);
         let s0 = m.initial_state().unwrap();
-        let cfg = Config { lanes, ..config(threads, mode, 20_000) };
+        let cfg = Config { lanes, expand_after, ..config(threads, mode, 20_000) };
         let mut search = Search::new(m, s0, cfg).unwrap();
         for slice in 0..5 {
             let stats = search.run(Instant::now() + Duration::from_millis(40)).unwrap();
@@ -320,6 +321,59 @@ fn terminal_children_on_expansion_solve_at_once() {
         let solved = graph.root_solved().unwrap_or_else(|| panic!("seed {seed}: not solved after one iteration"));
         assert_eq!(solved[0], 1.0);
         assert_eq!(m.move_kif(graph.best(0).unwrap().0), "(mark 1 3)");
+    }
+}
+
+/// With an expansion threshold of 3, a child joins the graph at the third
+/// selection of the move to it, and not before; its first two rollouts
+/// start from it all the same (eager: from the child's state; lazy: the
+/// caller is told to compute the child and not to attach it).
+#[test]
+fn children_join_the_graph_at_the_threshold() {
+    use propel_runtime::mcts::{Graph, Leaf};
+    let g = game("tictactoe.kif");
+    for lazy in [false, true] {
+        let mut m = propnet_machine(&g, propel_compiler::propnet::passes::Pass::ALL);
+        let s0 = m.initial_state().unwrap();
+        let mut graph = Graph::new(&mut m, s0, 1000, 0.7, 5).unwrap();
+        graph.set_expand_after(3);
+        let mut path = Vec::new();
+        // x's nine moves: UCB takes each once, then each a second time
+        // (equal values, fewer visits first), then a third.
+        for i in 0..27usize {
+            let leaf = if lazy { graph.select_lazy(&mut m, &mut path) } else { graph.select(&mut m, &mut path) };
+            let joins = i >= 18;
+            match leaf.unwrap() {
+                Leaf::Rollout(s) => {
+                    assert!(!lazy, "lazy, iteration {i}");
+                    assert_eq!(m.state_kif(&s).iter().filter(|f| f.contains(" x)")).count(), 1);
+                }
+                Leaf::Expand { parent, joint, attach } => {
+                    assert!(lazy, "eager, iteration {i}");
+                    assert_eq!(attach, joins, "iteration {i}");
+                    if attach {
+                        let moves: Vec<_> = joint.iter().map(|&j| m.move_from_index(j).unwrap()).collect();
+                        let child = m.next_state(&parent, &moves).unwrap();
+                        let mut legal = vec![Vec::new(), Vec::new()];
+                        for (r, l) in legal.iter_mut().enumerate() {
+                            let mut mv = Vec::new();
+                            m.legal_moves(&child, r, &mut mv).unwrap();
+                            l.extend(mv.iter().map(|&x| m.move_index(x).unwrap()));
+                        }
+                        graph
+                            .attach(&mut m, &path, child, propel_runtime::mcts::graph::Outcome::Legal(&legal))
+                            .unwrap();
+                    }
+                }
+                Leaf::Known(_) => panic!("iteration {i}: nothing is known this early"),
+            }
+            graph.backprop(&path, &[0.5, 0.5]);
+            let nodes = 1 + i.saturating_sub(17);
+            assert_eq!(graph.live_nodes(), nodes.max(1), "lazy {lazy}, after iteration {i}");
+        }
+        let stats = graph.root_stats(0).unwrap();
+        assert!(stats.visits.iter().all(|&v| v == 3), "{:?}", stats.visits);
+        graph.check_visits().unwrap();
     }
 }
 

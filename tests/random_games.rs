@@ -244,7 +244,7 @@ impl LaneSource for Probe<'_> {
         }
         self.asked = true;
         match self.joint {
-            Some(joint) => Refill::Expand { parent: self.parent, joint },
+            Some(joint) => Refill::Expand { parent: self.parent, joint, report: true },
             None => Refill::Start(self.parent),
         }
     }

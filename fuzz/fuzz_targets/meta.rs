@@ -162,7 +162,7 @@ impl LaneSource for Few<'_> {
         }
         self.left -= 1;
         if self.left == 0 && !self.joint.is_empty() {
-            return Refill::Expand { parent: self.start, joint: &self.joint };
+            return Refill::Expand { parent: self.start, joint: &self.joint, report: true };
         }
         Refill::Start(self.start)
     }

@@ -56,9 +56,10 @@ pub enum Refill<'a> {
     Start(&'a [u64]),
     /// A playout from `parent` whose first joint move is `joint` (one
     /// input per role, in role order; it must be legal): the lane computes
-    /// the child and tells [`LaneSource::expanded`] what it found there
-    /// before playing on (a search expands its tree on the lanes).
-    Expand { parent: &'a [u64], joint: &'a [u32] },
+    /// the child and, where `report` is set, tells
+    /// [`LaneSource::expanded`] what it found there before playing on (a
+    /// search expands its tree on the lanes).
+    Expand { parent: &'a [u64], joint: &'a [u32], report: bool },
     /// Nothing now: the lane idles this step and asks again at the next.
     Later,
     /// Nothing more: the run ends once every lane's game has ended.
@@ -100,6 +101,8 @@ pub struct Lanes {
     /// lane's joint move (`roles` inputs from `lane * roles`).
     forced: Word,
     joint: Vec<u32>,
+    /// The lanes of `forced` whose child is reported.
+    report: Word,
     /// Lanes that played a given move last step: their state is the child
     /// to report; and each one's legal inputs per role (`lane * roles + role`).
     fresh: Word,
@@ -135,6 +138,7 @@ impl Lanes {
             started: [0; LANES],
             ended_at: [0; LANES],
             forced: 0,
+            report: 0,
             joint: Vec::new(),
             fresh: 0,
             fresh_moves: Vec::new(),
@@ -263,7 +267,7 @@ impl Lanes {
         self.goals.resize(roles, -1);
         self.joint.resize(LANES * roles, 0);
         self.fresh_moves.resize_with(LANES * roles, Vec::new);
-        (self.forced, self.fresh) = (0, 0);
+        (self.forced, self.fresh, self.report) = (0, 0, 0);
         let mut rng = Rng::new(seed);
         let mut active: Word = 0;
         let mut step = 0u32;
@@ -289,10 +293,13 @@ impl Lanes {
                         self.started[l] = step;
                         active |= LANE_BIT[l];
                     }
-                    Refill::Expand { parent, joint } => {
+                    Refill::Expand { parent, joint, report } => {
                         self.stage(plan, l, parent);
                         self.joint[l * roles..(l + 1) * roles].copy_from_slice(&joint[..roles]);
                         self.forced |= LANE_BIT[l];
+                        if report {
+                            self.report |= LANE_BIT[l];
+                        }
                         self.started[l] = step;
                         active |= LANE_BIT[l];
                     }
@@ -337,7 +344,7 @@ impl Lanes {
             }
             self.play_forced(plan, forced, roles);
             self.report_children(plan, fresh, false, roles, source);
-            (self.forced, self.fresh) = (0, forced);
+            (self.forced, self.fresh) = (0, forced & std::mem::take(&mut self.report));
             eval.next(&mut self.words);
             for (x, &w) in self.next.iter_mut().zip(&plan.next) {
                 *x = self.words[w as usize];

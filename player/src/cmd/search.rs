@@ -70,6 +70,11 @@ pub struct Args {
     /// Make terminal children on expansion (wins one move away solve a node).
     #[arg(long)]
     expand_terminal: bool,
+    /// A child joins the search graph from this visit of the move to it on
+    /// (1: at once); before, rollouts start from it without keeping it
+    /// (an expansion threshold; see docs/mcts.md).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    expand_after: u32,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -126,6 +131,7 @@ where
         factors: Vec::new(),
         goal_max: Vec::new(),
         expand_terminal: a.expand_terminal,
+        expand_after: a.expand_after,
         ..Config::default()
     };
     let mut search = Search::new(m, s0, cfg)?;

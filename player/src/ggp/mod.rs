@@ -62,7 +62,8 @@ pub struct PlayerArgs {
     /// Search settings, comma-separated KEY=VALUE (to measure a feature
     /// against the default): material=auto|off, weight=N (visits at a
     /// node's material value), greedy=auto|on|off,
-    /// expand-terminal=auto|on|off, minimax=A (implicit minimax weight,
+    /// expand-terminal=auto|on|off, expand-after=N (a child joins the
+    /// graph from the N-th visit of its move), minimax=A (implicit minimax weight,
     /// 0 = off), mast=E|off (MAST rollouts without lanes). See docs/mcts.md.
     #[arg(long, default_value = "")]
     pub search: propel_runtime::mcts::Tuning,

@@ -268,10 +268,11 @@ pub enum Leaf<S> {
     /// A node whose value a rollout from this state estimates.
     Rollout(S),
     /// ([`Graph::select_lazy`]) The path's last move leads to a child not
-    /// in the graph yet: the caller computes it from `parent` and the joint
-    /// move (each role's move index, [`Simulator::move_index`]), then
-    /// [`Graph::attach`]es it.
-    Expand { parent: S, joint: SmallVec<[u32; 4]> },
+    /// in the graph yet: the caller rolls out from the child, which it
+    /// computes from `parent` and the joint move (each role's move index,
+    /// [`Simulator::move_index`]), and where `attach` is set
+    /// [`Graph::attach`]es it (see [`Graph::set_expand_after`]).
+    Expand { parent: S, joint: SmallVec<[u32; 4]>, attach: bool },
 }
 
 /// What [`Graph::attach`] is told of a new child.
@@ -319,6 +320,11 @@ where
     /// On expansion, make the children that end the game (where one role
     /// chooses), so that a win one move away is seen at once.
     expand_terminal: bool,
+    /// A child joins the graph once the move to it has this many visits
+    /// (the selection included); before, a selection that takes the move
+    /// rolls out from the child without keeping it. See
+    /// [`Graph::set_expand_after`].
+    expand_after: u32,
 }
 
 impl<M: Simulator> Graph<M>
@@ -346,6 +352,7 @@ where
             root_share: (0.0, 1.0),
             goal_max: SmallVec::from_elem(1.0, m.roles().len()),
             expand_terminal: false,
+            expand_after: 1,
         };
         g.root = g.node_for(m, root)?;
         Ok(g)
@@ -459,6 +466,36 @@ where
 
     pub fn set_expand_terminal(&mut self, on: bool) {
         self.expand_terminal = on;
+    }
+
+    /// Keeps a child in the graph only from the `n`-th visit of the move
+    /// to it (1: at once; 0 counts as 1): the expansion threshold of
+    /// Coulom's CrazyStone and of Fuego. Until then the move's visits and
+    /// values are kept on its edge and its rollouts start from the child,
+    /// which is not made: fewer nodes to make and walk, and a pool that
+    /// holds the part of the tree that is visited again. Where heuristics
+    /// initialise new nodes (material, the evaluator) children join at
+    /// once, since their prior is only given to a move with no value yet.
+    pub fn set_expand_after(&mut self, n: u32) {
+        self.expand_after = n.max(1);
+    }
+
+    /// Whether the child that `moves` lead to from `n` joins the graph now
+    /// (see [`Graph::set_expand_after`]).
+    fn joins(&self, n: &Node<M::State, M::Move>, moves: &[u16]) -> bool {
+        if self.expand_after <= 1 || self.heuristic.is_some() || self.material.is_some() {
+            return true;
+        }
+        let visits = match n.single {
+            // Several roles choose: children by joint move, at once.
+            None => return true,
+            Some(c) if n.moves(c as usize) > 1 => {
+                n.role(c as usize).get(moves[c as usize] as usize).map_or(u32::MAX, |e| e.visits)
+            }
+            // Every move forced: the node's visits are the move's.
+            Some(_) => n.visits,
+        };
+        visits >= self.expand_after
     }
 
     /// Each role's predicted value of `child` (NaN where there is none)
@@ -849,16 +886,20 @@ where
                 None => {
                     let n = &self.nodes[cur.idx as usize];
                     let state = n.state.clone().ok_or_else(no_state)?;
+                    let joins = self.joins(n, moves);
                     let jm: SmallVec<[M::Move; 4]> =
                         moves.iter().enumerate().map(|(r, &mv)| n.role(r)[mv as usize].mv).collect();
                     if lazy {
                         let joint: Option<SmallVec<[u32; 4]>> = jm.iter().map(|&mv| m.move_index(mv)).collect();
                         if let Some(joint) = joint {
-                            return Ok(Leaf::Expand { parent: state, joint });
+                            return Ok(Leaf::Expand { parent: state, joint, attach: joins });
                         }
                     }
                     let moves = moves.clone();
                     let next = m.next_state(&state, &jm)?;
+                    if !joins {
+                        return Ok(Leaf::Rollout(next));
+                    }
                     let child = self.node_for(m, next)?;
                     // The parent may have been recycled while making the
                     // child (pool full): then the path is stale; start over.

@@ -38,13 +38,16 @@ struct Slot<S> {
     state: Option<S>,
     joint: SmallVec<[u32; 4]>,
     expand: bool,
+    /// The expansion's child joins the graph (else the rollout only
+    /// starts there).
+    attach: bool,
     /// A terminal child met by the expansion, made a node when its goals come.
     ended: Option<S>,
 }
 
 impl<S> Default for Slot<S> {
     fn default() -> Self {
-        Slot { path: Vec::new(), state: None, joint: SmallVec::new(), expand: false, ended: None }
+        Slot { path: Vec::new(), state: None, joint: SmallVec::new(), expand: false, attach: false, ended: None }
     }
 }
 
@@ -54,6 +57,8 @@ pub(super) struct Request<S> {
     state: S,
     /// The joint move to expand with (each role's input), or none: a rollout.
     joint: Option<SmallVec<[u32; 4]>>,
+    /// Whether the expansion's child is sent back ([`Reply::Expanded`]).
+    attach: bool,
 }
 
 /// What a rollout thread sends back: the child of an expansion, and the
@@ -155,15 +160,15 @@ where
                 }
             };
             self.iterations += 1;
-            let (state, expand) = match leaf {
+            let (state, expand, attach) = match leaf {
                 Leaf::Known(v) => {
                     self.graph.backprop_known(&slot.path, &v);
                     continue;
                 }
-                Leaf::Rollout(s) => (s, false),
-                Leaf::Expand { parent, joint } => {
+                Leaf::Rollout(s) => (s, false, false),
+                Leaf::Expand { parent, joint, attach } => {
                     slot.joint = joint;
-                    (parent, true)
+                    (parent, true, attach)
                 }
             };
             if self.machine.base_bits(&state).is_none() {
@@ -171,7 +176,7 @@ where
                 self.error = Some(MachineError::NoBaseBits);
                 return false;
             }
-            (slot.state, slot.expand) = (Some(state), expand);
+            (slot.state, slot.expand, slot.attach) = (Some(state), expand, attach);
             return true;
         }
     }
@@ -240,8 +245,9 @@ where
             let slot = &self.slots[k];
             let Some(state) = slot.state.clone() else { return };
             let joint = slot.expand.then(|| slot.joint.clone());
+            let attach = slot.attach;
             let Some(r) = self.remote.as_mut() else { return };
-            match r.requests.push(Request { id, state, joint }) {
+            match r.requests.push(Request { id, state, joint, attach }) {
                 Ok(()) => r.in_flight += 1,
                 Err(_) => {
                     // Full (cannot happen below the target): no rollout.
@@ -296,7 +302,7 @@ where
         let slot = &self.slots[lane];
         let bits = slot.state.as_ref().and_then(|s| self.machine.base_bits(s)).unwrap_or_default();
         if slot.expand {
-            Refill::Expand { parent: bits, joint: &slot.joint }
+            Refill::Expand { parent: bits, joint: &slot.joint, report: slot.attach }
         } else {
             Refill::Start(bits)
         }
@@ -326,6 +332,8 @@ where
     stop: &'q AtomicBool,
     /// Per lane: the request it plays.
     ids: [u32; LANES],
+    /// Per lane: whether its expansion's child is sent back.
+    attach: [bool; LANES],
     states: Vec<Option<M::State>>,
     joints: Vec<SmallVec<[u32; 4]>>,
     /// Requests asked for in vain since the last one came.
@@ -349,6 +357,7 @@ where
             replies,
             stop,
             ids: [0; LANES],
+            attach: [false; LANES],
             states: vec![None; LANES],
             joints: vec![SmallVec::new(); LANES],
             misses: 0,
@@ -392,12 +401,13 @@ where
         };
         self.misses = 0;
         self.ids[lane] = req.id;
+        self.attach[lane] = req.attach;
         let expand = req.joint.is_some();
         self.joints[lane] = req.joint.unwrap_or_default();
         let state = self.states[lane].insert(req.state);
         let bits = self.machine.base_bits(state).unwrap_or_default();
         if expand {
-            Refill::Expand { parent: bits, joint: &self.joints[lane] }
+            Refill::Expand { parent: bits, joint: &self.joints[lane], report: self.attach[lane] }
         } else {
             Refill::Start(bits)
         }

@@ -115,6 +115,9 @@ pub struct Config {
     /// one move away solve it at once (the analysis turns it on where random
     /// play often misses such wins).
     pub expand_terminal: bool,
+    /// A child joins the graph from this visit of the move to it on
+    /// ([`Graph::set_expand_after`]; 1: at once).
+    pub expand_after: u32,
 }
 
 impl Default for Config {
@@ -138,6 +141,7 @@ impl Default for Config {
             factors: Vec::new(),
             goal_max: Vec::new(),
             expand_terminal: false,
+            expand_after: 1,
         }
     }
 }
@@ -291,6 +295,7 @@ where
         graph.set_minimax(config.minimax);
         graph.set_goal_max(&config.goal_max);
         graph.set_expand_terminal(config.expand_terminal);
+        graph.set_expand_after(config.expand_after);
         let seeds = Rng::new(config.seed ^ 0x5eed);
         let per_request = if config.batch { machine.preferred_batch() } else { 1 };
         let runner = if config.lanes { lane_runner(&machine, &config) } else { None };

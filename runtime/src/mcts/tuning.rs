@@ -57,6 +57,9 @@ pub struct Tuning {
     /// `expand-terminal=auto|on|off`: make a node's terminal children when
     /// it is expanded.
     pub expand_terminal: Switch,
+    /// `expand-after=N`: a child joins the graph from the N-th visit of
+    /// the move to it ([`Config::expand_after`]).
+    pub expand_after: u32,
     /// `minimax=A`: implicit minimax backups of the material, a child's
     /// value in UCB being A of its minimax material value (0: off).
     pub minimax: f64,
@@ -72,6 +75,7 @@ impl Default for Tuning {
             greedy: Switch::Auto,
             win_first: Switch::Auto,
             expand_terminal: Switch::Auto,
+            expand_after: Config::default().expand_after,
             minimax: 0.0,
             mast: None,
         }
@@ -102,6 +106,13 @@ impl std::str::FromStr for Tuning {
                 "greedy" => t.greedy = Switch::parse(v).map_err(bad)?,
                 "win-first" => t.win_first = Switch::parse(v).map_err(bad)?,
                 "expand-terminal" => t.expand_terminal = Switch::parse(v).map_err(bad)?,
+                "expand-after" => {
+                    t.expand_after = v
+                        .parse()
+                        .ok()
+                        .filter(|n| (1..=1000).contains(n))
+                        .ok_or_else(|| bad(format!("`{v}` is not a count of visits from 1 to 1000")))?
+                }
                 "mast" if v == "off" => t.mast = None,
                 "mast" => {
                     t.mast = Some(
@@ -120,7 +131,7 @@ impl std::str::FromStr for Tuning {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown search setting `{k}` (material, weight, greedy, win-first, expand-terminal, minimax, mast)"
+                        "unknown search setting `{k}` (material, weight, greedy, win-first, expand-terminal, expand-after, minimax, mast)"
                     ))
                 }
             }
@@ -141,6 +152,7 @@ impl Tuning {
         let win_first = self.win_first.or(c.greedy) && !a.winning.is_empty();
         c.win_first = win_first.then(|| Arc::from(a.winning.as_slice()));
         c.expand_terminal = self.expand_terminal.or(a.expand_terminal);
+        c.expand_after = self.expand_after;
         c.goal_max = a.goal_bounds.iter().map(|&(_, hi)| hi as f64 / 100.0).collect();
         if heuristics {
             c.heuristic = a.evaluator.clone().map(Arc::new);
@@ -173,8 +185,10 @@ mod tests {
         assert_eq!(t.greedy, Switch::On);
         assert_eq!(t.win_first, Switch::Auto);
         assert_eq!("win-first=off".parse::<Tuning>().unwrap().win_first, Switch::Off);
+        assert_eq!("expand-after=3".parse::<Tuning>().unwrap().expand_after, 3);
         assert_eq!("".parse::<Tuning>().unwrap(), Tuning::default());
-        for bad in ["material", "weight=x", "weight=5000", "greedy=maybe", "win-first=2", "speed=11"] {
+        let bad_ones = ["material", "weight=x", "weight=5000", "greedy=maybe", "win-first=2", "speed=11"];
+        for bad in bad_ones.into_iter().chain(["expand-after=0", "expand-after=1001", "expand-after=x"]) {
             assert!(bad.parse::<Tuning>().is_err(), "{bad}");
         }
     }
