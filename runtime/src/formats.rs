@@ -135,6 +135,10 @@ pub struct SearchReport {
     /// `greedy` or `uniform`.
     #[serde(default)]
     pub rollout_policy: String,
+    /// The visit of a move at which its child joins the search graph
+    /// (1: at once).
+    #[serde(default = "one")]
+    pub expand_after: u32,
     pub mode: String,
     pub threads: usize,
     pub seconds: f64,
@@ -180,6 +184,11 @@ pub struct SplitJson {
 }
 
 /// Serialises a value of this module (they are plain data: it cannot fail).
+/// A field's value in reports written before the field was.
+fn one() -> u32 {
+    1
+}
+
 pub fn to_line<T: Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
@@ -282,6 +291,7 @@ mod tests {
             machine_reason: String::new(),
             lanes: false,
             rollout_policy: "uniform".into(),
+            expand_after: 1,
             mode: "pipeline".into(),
             threads: 2,
             seconds: 1.0,
@@ -301,7 +311,7 @@ mod tests {
         };
         round_trip(
             &s,
-            r#"{"game":"g.kif","machine":"propnet","machine_chosen":"propnet","machine_reason":"","lanes":false,"rollout_policy":"uniform","mode":"pipeline","threads":2,"seconds":1.0,"iterations":5,"iterations_per_s":5.0,"rollouts":5,"rollouts_per_s":5.0,"nodes":6,"pool":100,"search_busy":0.5,"rollout_idle":0.25,"rollouts_per_request":1,"role":"x","move":"(mark 1 1)","value":50.0,"visits":3}"#,
+            r#"{"game":"g.kif","machine":"propnet","machine_chosen":"propnet","machine_reason":"","lanes":false,"rollout_policy":"uniform","expand_after":1,"mode":"pipeline","threads":2,"seconds":1.0,"iterations":5,"iterations_per_s":5.0,"rollouts":5,"rollouts_per_s":5.0,"nodes":6,"pool":100,"search_busy":0.5,"rollout_idle":0.25,"rollouts_per_request":1,"role":"x","move":"(mark 1 1)","value":50.0,"visits":3}"#,
         );
     }
 }

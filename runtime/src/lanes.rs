@@ -56,9 +56,10 @@ pub enum Refill<'a> {
     Start(&'a [u64]),
     /// A playout from `parent` whose first joint move is `joint` (one
     /// input per role, in role order; it must be legal): the lane computes
-    /// the child and, where `report` is set, tells
-    /// [`LaneSource::expanded`] what it found there before playing on (a
-    /// search expands its tree on the lanes).
+    /// the child and tells [`LaneSource::expanded`] what it found there
+    /// before playing on (a search expands its tree on the lanes); where
+    /// `report` is off, only a terminal child is told (its value is
+    /// known: a search keeps it at once).
     Expand { parent: &'a [u64], joint: &'a [u32], report: bool },
     /// Nothing now: the lane idles this step and asks again at the next.
     Later,
@@ -107,6 +108,9 @@ pub struct Lanes {
     /// to report; and each one's legal inputs per role (`lane * roles + role`).
     fresh: Word,
     fresh_moves: Vec<Vec<u32>>,
+    /// Every lane that played a given move last step: a terminal child is
+    /// reported whether or not `report` asked for it.
+    given: Word,
     /// A reported child's bits.
     child: Vec<u64>,
     /// Lanes waiting for the state in `staged_bits` ([`Lanes::stage`]).
@@ -142,6 +146,7 @@ impl Lanes {
             joint: Vec::new(),
             fresh: 0,
             fresh_moves: Vec::new(),
+            given: 0,
             child: Vec::new(),
             staged: 0,
             staged_bits: Vec::new(),
@@ -267,7 +272,7 @@ impl Lanes {
         self.goals.resize(roles, -1);
         self.joint.resize(LANES * roles, 0);
         self.fresh_moves.resize_with(LANES * roles, Vec::new);
-        (self.forced, self.fresh, self.report) = (0, 0, 0);
+        (self.forced, self.fresh, self.report, self.given) = (0, 0, 0, 0);
         let mut rng = Rng::new(seed);
         let mut active: Word = 0;
         let mut step = 0u32;
@@ -318,8 +323,9 @@ impl Lanes {
             eval.state(&mut self.words);
             let ended = self.words[plan.terminal as usize] & active;
             let fresh = std::mem::take(&mut self.fresh) & active;
+            let given = std::mem::take(&mut self.given) & active;
             if ended != 0 {
-                self.report_children(plan, fresh & ended, true, roles, source);
+                self.report_children(plan, given & ended, true, roles, source);
                 each_lane(ended, |l| self.ended_at[l] = step);
                 parked |= ended;
                 active &= !ended;
@@ -344,7 +350,7 @@ impl Lanes {
             }
             self.play_forced(plan, forced, roles);
             self.report_children(plan, fresh, false, roles, source);
-            (self.forced, self.fresh) = (0, forced & std::mem::take(&mut self.report));
+            (self.forced, self.fresh, self.given) = (0, forced & std::mem::take(&mut self.report), forced);
             eval.next(&mut self.words);
             for (x, &w) in self.next.iter_mut().zip(&plan.next) {
                 *x = self.words[w as usize];

@@ -73,7 +73,7 @@ pub struct Args {
     /// A child joins the search graph from this visit of the move to it on
     /// (1: at once); before, rollouts start from it without keeping it
     /// (an expansion threshold; see docs/mcts.md).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = propel_runtime::mcts::EXPAND_AFTER, value_parser = clap::value_parser!(u32).range(1..=1000))]
     expand_after: u32,
     /// Print one JSON object.
     #[arg(long)]
@@ -162,6 +162,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 machine_reason: out.chosen.why.clone(),
                 lanes: out.lanes,
                 rollout_policy: out.policy.to_string(),
+                expand_after: s.expand_after,
                 mode: format!("{:?}", out.mode).to_lowercase(),
                 threads: a.threads,
                 seconds: s.seconds,
@@ -187,6 +188,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         println!("iterations:      {} ({:.0}/s)", s.iterations, s.iterations_per_s());
         println!("rollouts:        {} ({:.0}/s, {} per request)", s.rollouts, s.rollouts_per_s(), s.per_request);
         println!("node pool:       {} of {} ({:.1}%)", s.nodes, s.pool, 100.0 * s.nodes as f64 / s.pool.max(1) as f64);
+        println!("children join:   at visit {} of their move", s.expand_after);
         println!("search busy:     {:.1}%", 100.0 * s.search_busy);
         println!("rollout idle:    {:.1}%", 100.0 * s.rollout_idle);
         match &out.best {

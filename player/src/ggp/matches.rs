@@ -389,6 +389,7 @@ impl Acc {
             "pool": last.pool,
             "rollouts_per_request": last.per_request,
             "rollout_policy": last.rollout_policy,
+            "expand_after": last.expand_after,
         })
     }
 }

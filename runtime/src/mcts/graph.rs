@@ -270,8 +270,9 @@ pub enum Leaf<S> {
     /// ([`Graph::select_lazy`]) The path's last move leads to a child not
     /// in the graph yet: the caller rolls out from the child, which it
     /// computes from `parent` and the joint move (each role's move index,
-    /// [`Simulator::move_index`]), and where `attach` is set
-    /// [`Graph::attach`]es it (see [`Graph::set_expand_after`]).
+    /// [`Simulator::move_index`]), and [`Graph::attach`]es it where
+    /// `attach` is set or the child is terminal (see
+    /// [`Graph::set_expand_after`]).
     Expand { parent: S, joint: SmallVec<[u32; 4]>, attach: bool },
 }
 
@@ -473,17 +474,31 @@ where
     /// Coulom's CrazyStone and of Fuego. Until then the move's visits and
     /// values are kept on its edge and its rollouts start from the child,
     /// which is not made: fewer nodes to make and walk, and a pool that
-    /// holds the part of the tree that is visited again. Where heuristics
-    /// initialise new nodes (material, the evaluator) children join at
-    /// once, since their prior is only given to a move with no value yet.
+    /// holds the part of the tree that is visited again. A terminal child
+    /// joins at once (an eager walk tests the child it computed; lanes
+    /// report terminal children). Where heuristics initialise new nodes
+    /// (material, the evaluator) children join at once, since their prior
+    /// is only given to a move with no value yet.
     pub fn set_expand_after(&mut self, n: u32) {
         self.expand_after = n.max(1);
+    }
+
+    /// The visit of a move at which its child joins the graph, as set
+    /// ([`Graph::set_expand_after`]), or 1 where heuristics start new
+    /// nodes.
+    pub fn expand_after(&self) -> u32 {
+        if self.heuristic.is_some() || self.material.is_some() {
+            1
+        } else {
+            self.expand_after
+        }
     }
 
     /// Whether the child that `moves` lead to from `n` joins the graph now
     /// (see [`Graph::set_expand_after`]).
     fn joins(&self, n: &Node<M::State, M::Move>, moves: &[u16]) -> bool {
-        if self.expand_after <= 1 || self.heuristic.is_some() || self.material.is_some() {
+        let threshold = self.expand_after();
+        if threshold <= 1 {
             return true;
         }
         let visits = match n.single {
@@ -495,7 +510,7 @@ where
             // Every move forced: the node's visits are the move's.
             Some(_) => n.visits,
         };
-        visits >= self.expand_after
+        visits >= threshold
     }
 
     /// Each role's predicted value of `child` (NaN where there is none)
@@ -897,7 +912,9 @@ where
                     }
                     let moves = moves.clone();
                     let next = m.next_state(&state, &jm)?;
-                    if !joins {
+                    // A terminal child joins at once: its value is known,
+                    // and proofs are made of such nodes.
+                    if !joins && !m.is_terminal(&next)? {
                         return Ok(Leaf::Rollout(next));
                     }
                     let child = self.node_for(m, next)?;

@@ -31,6 +31,24 @@ use smallvec::SmallVec;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+/// What [`TreeSource::select`] found for a slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Selected {
+    /// A leaf to roll out from, or a child to expand.
+    Leaf,
+    /// Only known values so far: ask again after the lanes' next step.
+    Later,
+    /// The search is over.
+    Over,
+}
+
+/// Selections in a row that may end at known values (terminal or solved)
+/// before a lane is left idle for a step: near the end of a game most
+/// selections do, and a selection loop that waited for a leaf to roll out
+/// would keep the lanes in flight (whose children may be the ones that
+/// solve the position) from ever coming back.
+const KNOWN_RUN: u32 = 256;
+
 /// A selection in flight: its path, the state its rollout starts from (the
 /// parent's, for an expansion) and the joint move it expands with.
 struct Slot<S> {
@@ -136,9 +154,12 @@ where
     }
 
     /// Selects until slot `k` holds a leaf to roll out (or a child to
-    /// expand); false when the search is over (deadline, interrupt, solved
-    /// root, or an error).
-    fn select(&mut self, k: usize) -> bool {
+    /// expand): [`Selected::Leaf`]; [`Selected::Later`] after
+    /// [`KNOWN_RUN`] selections in a row that ended at known values;
+    /// [`Selected::Over`] when the search is over (deadline, interrupt,
+    /// solved root, or an error).
+    fn select(&mut self, k: usize) -> Selected {
+        let mut known = 0;
         loop {
             // The clock is read at every selection, as in the other modes: a
             // selection can cost much more than the read on slow machines.
@@ -149,20 +170,24 @@ where
                 || (self.interrupt)()
             {
                 self.stopped = true;
-                return false;
+                return Selected::Over;
+            }
+            if known == KNOWN_RUN {
+                return Selected::Later;
             }
             let slot = &mut self.slots[k];
             let leaf = match self.graph.select_lazy(self.machine, &mut slot.path) {
                 Ok(leaf) => leaf,
                 Err(e) => {
                     self.error = Some(e);
-                    return false;
+                    return Selected::Over;
                 }
             };
             self.iterations += 1;
             let (state, expand, attach) = match leaf {
                 Leaf::Known(v) => {
                     self.graph.backprop_known(&slot.path, &v);
+                    known += 1;
                     continue;
                 }
                 Leaf::Rollout(s) => (s, false, false),
@@ -174,10 +199,10 @@ where
             if self.machine.base_bits(&state).is_none() {
                 self.graph.unvisit(&slot.path);
                 self.error = Some(MachineError::NoBaseBits);
-                return false;
+                return Selected::Over;
             }
             (slot.state, slot.expand, slot.attach) = (Some(state), expand, attach);
-            return true;
+            return Selected::Leaf;
         }
     }
 
@@ -236,7 +261,7 @@ where
                 (self.slots.len() - 1 - LANES) as u32
             });
             let k = LANES + id as usize;
-            if !self.select(k) {
+            if self.select(k) != Selected::Leaf {
                 if let Some(r) = self.remote.as_mut() {
                     r.free.push(id);
                 }
@@ -296,8 +321,10 @@ where
 {
     fn next_start(&mut self, lane: usize) -> Refill<'_> {
         self.service();
-        if !self.select(lane) {
-            return Refill::Stop;
+        match self.select(lane) {
+            Selected::Leaf => {}
+            Selected::Later => return Refill::Later,
+            Selected::Over => return Refill::Stop,
         }
         let slot = &self.slots[lane];
         let bits = slot.state.as_ref().and_then(|s| self.machine.base_bits(s)).unwrap_or_default();

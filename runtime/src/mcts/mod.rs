@@ -141,10 +141,14 @@ impl Default for Config {
             factors: Vec::new(),
             goal_max: Vec::new(),
             expand_terminal: false,
-            expand_after: 1,
+            expand_after: EXPAND_AFTER,
         }
     }
 }
+
+/// The default visit of a move at which its child joins the search graph
+/// ([`Graph::set_expand_after`]; see docs/mcts.md, *Expansion*).
+pub const EXPAND_AFTER: u32 = 3;
 
 impl Config {
     /// What greedy rollouts try, when they are on (see [`Search::new`]).
@@ -173,6 +177,9 @@ pub struct Stats {
     pub per_request: u32,
     /// How rollouts chose their moves ([`Search::rollout_policy`]).
     pub rollout_policy: &'static str,
+    /// The visit of a move at which its child joins the graph
+    /// ([`Graph::expand_after`]: 1 where heuristics start new nodes).
+    pub expand_after: u32,
 }
 
 impl Stats {
@@ -342,6 +349,7 @@ where
     pub fn run_until(&mut self, deadline: Instant, interrupt: &Interrupt<'_>) -> Result<Stats, MachineError> {
         let mut stats = self.run_any(deadline, interrupt)?;
         stats.rollout_policy = self.rollout_policy();
+        stats.expand_after = self.graph.expand_after();
         Ok(stats)
     }
 
@@ -454,6 +462,7 @@ where
             rollout_idle: 0.0,
             per_request: 1,
             rollout_policy: "",
+            expand_after: 1,
         })
     }
 

@@ -75,7 +75,7 @@ impl Default for Tuning {
             greedy: Switch::Auto,
             win_first: Switch::Auto,
             expand_terminal: Switch::Auto,
-            expand_after: Config::default().expand_after,
+            expand_after: super::EXPAND_AFTER,
             minimax: 0.0,
             mast: None,
         }
