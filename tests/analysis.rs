@@ -156,7 +156,10 @@ fn factored_search_finds_a_win_on_one_board() {
     let cfg = propel_runtime::mcts::Config { factors: factors.clone(), ..Default::default() };
     let mut f = propel_runtime::mcts::Factored::new(m, s, cfg, &factors).unwrap();
     assert_eq!(f.factors(), 2);
-    f.run(std::time::Instant::now() + Duration::from_millis(300)).unwrap();
+    let stats = f.run(std::time::Instant::now() + Duration::from_millis(300)).unwrap();
+    // The factors' settings are reported as a single search's are.
+    assert_eq!(stats.rollout_policy, "uniform");
+    assert_eq!(stats.expand_after, propel_runtime::mcts::EXPAND_AFTER);
     let (mv, value, _) = f.best(0).unwrap();
     assert_eq!(f.machine().move_kif(mv), "(drop_normal 1)");
     assert!(value > 0.9, "{value}");

@@ -69,8 +69,8 @@ pub struct PlayerConfig {
     pub factored: bool,
     /// Search settings from the command line (what the analysis may turn on).
     pub tuning: propel_runtime::mcts::Tuning,
-    /// Use the hybrid machine (tree on the propnet, rollouts in batches on
-    /// the JIT's lanes) where the lanes measure far faster.
+    /// Use the hybrid machine (tree on the propnet, lane-parallel rollouts
+    /// and expansions on the JIT's lanes) wherever the JIT has lanes.
     pub lanes: bool,
     /// Every match's seed derives from it, the match id and the role
     /// (unless `seeds` holds one for the match).

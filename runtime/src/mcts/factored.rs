@@ -200,6 +200,9 @@ where
             total.search_busy += st.search_busy / k as f64;
             total.rollout_idle += st.rollout_idle / k as f64;
             total.per_request = total.per_request.max(st.per_request);
+            // The factors' searches share one configuration.
+            total.rollout_policy = st.rollout_policy;
+            total.expand_after = st.expand_after;
         }
         Ok(total)
     }
