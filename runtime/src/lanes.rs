@@ -87,8 +87,12 @@ pub trait LaneSource {
 #[derive(Clone, Debug)]
 pub struct Lanes {
     words: Vec<Word>,
-    /// The next state's words, gathered before they are written (a next
-    /// output may itself be a base).
+    /// (next output, base) word pairs: `direct`, where the next output is
+    /// no other base's word, so the base takes it in place; `aliased`,
+    /// where it is another base's (a shift, a swap), so it is gathered
+    /// into `next` before any base is written.
+    direct: Vec<(u32, u32)>,
+    aliased: Vec<(u32, u32)>,
     next: Vec<Word>,
     /// This role's inputs legal in some live lane.
     cands: choose::Candidates,
@@ -133,9 +137,14 @@ impl Lanes {
         for &w in &plan.ones {
             words[w as usize] = !0;
         }
+        let bases: std::collections::HashSet<u32> = plan.base.iter().copied().collect();
+        let (aliased, direct): (Vec<(u32, u32)>, Vec<(u32, u32)>) =
+            plan.next.iter().copied().zip(plan.base.iter().copied()).partition(|(n, b)| n != b && bases.contains(n));
         Lanes {
             words,
-            next: vec![0; plan.base.len()],
+            next: vec![0; aliased.len()],
+            direct,
+            aliased,
             cands: Default::default(),
             played: Vec::new(),
             scratch: Default::default(),
@@ -352,14 +361,34 @@ impl Lanes {
             self.report_children(plan, fresh, false, roles, source);
             (self.forced, self.fresh, self.given) = (0, forced & std::mem::take(&mut self.report), forced);
             eval.next(&mut self.words);
-            for (x, &w) in self.next.iter_mut().zip(&plan.next) {
-                *x = self.words[w as usize];
-            }
-            for (&x, &w) in self.next.iter().zip(&plan.base) {
-                let old = &mut self.words[w as usize];
-                *old = (x & !parked) | (*old & parked);
-            }
+            self.advance(parked);
             step += 1;
+        }
+    }
+
+    /// Every base takes its next-state word, except in the `parked` lanes
+    /// (which keep their terminal state until their goals are read).
+    fn advance(&mut self, parked: Word) {
+        let Lanes { words, next, direct, aliased, .. } = self;
+        for (x, &(n, _)) in next.iter_mut().zip(aliased.iter()) {
+            *x = words[n as usize];
+        }
+        if parked == 0 {
+            for &(n, b) in direct.iter() {
+                words[b as usize] = words[n as usize];
+            }
+            for (&x, &(_, b)) in next.iter().zip(aliased.iter()) {
+                words[b as usize] = x;
+            }
+            return;
+        }
+        let blend = |old: &mut Word, x: Word| *old = (x & !parked) | (*old & parked);
+        for &(n, b) in direct.iter() {
+            let x = words[n as usize];
+            blend(&mut words[b as usize], x);
+        }
+        for (&x, &(_, b)) in next.iter().zip(aliased.iter()) {
+            blend(&mut words[b as usize], x);
         }
     }
 
@@ -660,6 +689,35 @@ mod tests {
         assert_eq!(err, Err(LaneError::TooLong(0)));
         let err = lanes.run(&plan, &mut Toy, &[(0, 0)], |_| &start[..], n, 9, 10, &mut goals, &mut lengths);
         assert_eq!(err, Err(LaneError::NoLegalMove));
+    }
+
+    /// A step moves every base to its next word at once, where next
+    /// outputs are other bases' words (a rotation of three bases) as well
+    /// as where they are not (base 3 from word 5), and parked lanes keep
+    /// their state.
+    #[test]
+    fn bases_advance_together_through_aliased_next_words() {
+        let plan = LanePlan {
+            words: 6,
+            terminal: 4,
+            ones: vec![],
+            base: vec![0, 1, 2, 3],
+            next: vec![1, 2, 0, 5],
+            input: vec![],
+            legal: vec![],
+            goals: vec![],
+            goal_net: false,
+        };
+        let mut lanes = Lanes::new(&plan);
+        assert_eq!((lanes.aliased.len(), lanes.direct.len()), (3, 1));
+        let before: [Word; 6] = [0xa, 0xb, 0xc, 0xd, 0, 0xe];
+        lanes.words.copy_from_slice(&before);
+        lanes.advance(0);
+        assert_eq!(lanes.words[..4], [0xb, 0xc, 0xa, 0xe]);
+        // Lane 0 parked: its bits stay as they were.
+        lanes.words.copy_from_slice(&before);
+        lanes.advance(1);
+        assert_eq!(lanes.words[..4], [0xa, 0xd, 0xa, 0xf]);
     }
 
     /// Every lane draws each of its legal inputs about equally often:
