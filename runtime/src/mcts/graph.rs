@@ -49,6 +49,9 @@ fn ln(x: f64) -> f64 {
     e * std::f64::consts::LN_2 + 2.0 * t * series
 }
 
+/// Visit totals with a precomputed exploration term (8 KiB).
+const EXPLORE_TABLE: usize = 1024;
+
 /// No node (an index no pool reaches).
 const NONE: NodeRef = NodeRef { idx: u32::MAX, gen: 0 };
 
@@ -300,6 +303,11 @@ where
     roles: usize,
     pub(crate) rng: Rng,
     exploration: f64,
+    /// `exploration * sqrt(ln n)` for the visit totals `n` below
+    /// [`EXPLORE_TABLE`] (every node below the first few levels): UCB
+    /// needs it at every node it passes, and the logarithm and the root
+    /// cost about a quarter of a small node's selection.
+    explore: Box<[f64]>,
     live: usize,
     scratch: Vec<M::Move>,
     /// Each role's moves of the child being attached (reused).
@@ -344,6 +352,7 @@ where
             roles: m.roles().len(),
             rng: Rng::new(seed),
             exploration,
+            explore: (0..EXPLORE_TABLE).map(|n| exploration * ln(n.max(1) as f64).sqrt()).collect(),
             live: 0,
             scratch: Vec::new(),
             legal: Vec::new(),
@@ -803,7 +812,10 @@ where
         let node = &self.nodes[r.idx as usize];
         let edges = node.role(role);
         let total: u32 = edges.iter().map(|e| e.visits).sum();
-        let c = self.exploration * ln(total.max(1) as f64).sqrt();
+        let c = match self.explore.get(total as usize) {
+            Some(&c) => c,
+            None => self.exploration * ln(total as f64).sqrt(),
+        };
         // Implicit minimax: part of a child's value is its minimax share.
         let alpha = if self.minimax_on() && node.single.is_some() { self.minimax } else { 0.0 };
         let (mut best, mut best_score) = (offset, f64::NEG_INFINITY);
