@@ -138,8 +138,8 @@ impl Lanes {
             words[w as usize] = !0;
         }
         let bases: std::collections::HashSet<u32> = plan.base.iter().copied().collect();
-        let (aliased, direct): (Vec<(u32, u32)>, Vec<(u32, u32)>) =
-            plan.next.iter().copied().zip(plan.base.iter().copied()).partition(|(n, b)| n != b && bases.contains(n));
+        let pairs = plan.next.iter().copied().zip(plan.base.iter().copied());
+        let (aliased, direct): (Vec<_>, Vec<_>) = pairs.partition(|(n, b)| n != b && bases.contains(n));
         Lanes {
             words,
             next: vec![0; aliased.len()],
