@@ -106,29 +106,10 @@ impl std::str::FromStr for Tuning {
                 "greedy" => t.greedy = Switch::parse(v).map_err(bad)?,
                 "win-first" => t.win_first = Switch::parse(v).map_err(bad)?,
                 "expand-terminal" => t.expand_terminal = Switch::parse(v).map_err(bad)?,
-                "expand-after" => {
-                    t.expand_after = v
-                        .parse()
-                        .ok()
-                        .filter(|n| (1..=1000).contains(n))
-                        .ok_or_else(|| bad(format!("`{v}` is not a count of visits from 1 to 1000")))?
-                }
+                "expand-after" => t.expand_after = within(v, 1..=1000, "a count of visits from 1 to 1000").map_err(bad)?,
                 "mast" if v == "off" => t.mast = None,
-                "mast" => {
-                    t.mast = Some(
-                        v.parse()
-                            .ok()
-                            .filter(|e| (0.0..=1.0).contains(e))
-                            .ok_or_else(|| bad(format!("`{v}` is not off or a share from 0 to 1")))?,
-                    )
-                }
-                "minimax" => {
-                    t.minimax = v
-                        .parse()
-                        .ok()
-                        .filter(|a| (0.0..=1.0).contains(a))
-                        .ok_or_else(|| bad(format!("`{v}` is not a weight from 0 to 1")))?
-                }
+                "mast" => t.mast = Some(within(v, 0.0..=1.0, "off or a share from 0 to 1").map_err(bad)?),
+                "minimax" => t.minimax = within(v, 0.0..=1.0, "a weight from 0 to 1").map_err(bad)?,
                 _ => {
                     return Err(format!(
                         "unknown search setting `{k}` (material, weight, greedy, win-first, expand-terminal, expand-after, minimax, mast)"
@@ -138,6 +119,15 @@ impl std::str::FromStr for Tuning {
         }
         Ok(t)
     }
+}
+
+/// `v` as a number in `range`, or why not (`what` it should be).
+fn within<T: std::str::FromStr + PartialOrd>(
+    v: &str,
+    range: std::ops::RangeInclusive<T>,
+    what: &str,
+) -> Result<T, String> {
+    v.parse().ok().filter(|x| range.contains(x)).ok_or_else(|| format!("`{v}` is not {what}"))
 }
 
 impl Tuning {
@@ -188,7 +178,13 @@ mod tests {
         assert_eq!("expand-after=3".parse::<Tuning>().unwrap().expand_after, 3);
         assert_eq!("".parse::<Tuning>().unwrap(), Tuning::default());
         let bad_ones = ["material", "weight=x", "weight=5000", "greedy=maybe", "win-first=2", "speed=11"];
-        for bad in bad_ones.into_iter().chain(["expand-after=0", "expand-after=1001", "expand-after=x"]) {
+        for bad in bad_ones.into_iter().chain([
+            "expand-after=0",
+            "expand-after=1001",
+            "expand-after=x",
+            "mast=2",
+            "minimax=-1",
+        ]) {
             assert!(bad.parse::<Tuning>().is_err(), "{bad}");
         }
     }
