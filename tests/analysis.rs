@@ -37,6 +37,8 @@ fn root_visits(with_heuristic: bool) -> Vec<(String, u32)> {
             Leaf::Expand { .. } => unreachable!("an eager selection computes its child"),
         }
     }
+    // Prior visits count in the totals UCB reads, as real ones do.
+    g.check_visits().unwrap();
     let stats = g.root_stats(0).unwrap();
     stats.moves.into_iter().map(|mv| m.move_kif(mv)).zip(stats.visits).collect()
 }

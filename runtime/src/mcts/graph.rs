@@ -49,8 +49,12 @@ fn ln(x: f64) -> f64 {
     e * std::f64::consts::LN_2 + 2.0 * t * series
 }
 
-/// Visit totals with a precomputed exploration term (8 KiB).
-const EXPLORE_TABLE: usize = 1024;
+/// Visit totals with a precomputed exploration term (128 KiB: the few
+/// nodes above it are the ones every selection passes, near the root).
+const EXPLORE_TABLE: usize = 16384;
+
+/// Edge visit counts with a precomputed `1 / sqrt(visits)` (8 KiB).
+const INV_SQRT_TABLE: usize = 1024;
 
 /// No node (an index no pool reaches).
 const NONE: NodeRef = NodeRef { idx: u32::MAX, gen: 0 };
@@ -101,6 +105,10 @@ pub(crate) struct Node<S, Mv> {
     /// where one role chooses, its edges hold them).
     joint: Option<Box<Joint>>,
     visits: u32,
+    /// Prior visits given to the chooser's edges (heuristic
+    /// initialisation): where one role chooses, its edges' visits add up
+    /// to `visits + prior`, which UCB needs at every node it passes.
+    prior: u32,
     touched: u64,
     /// Implicit minimax: role 0's share of the material here, backed up
     /// by minimax from the children in the graph (±3 for a known win or
@@ -135,6 +143,7 @@ impl<S, Mv> Node<S, Mv> {
             single: None,
             joint: None,
             visits: 0,
+            prior: 0,
             touched: 0,
             share: f32::NAN,
         }
@@ -212,6 +221,7 @@ impl<S, Mv> Node<S, Mv> {
         self.single = None;
         self.joint = None;
         self.visits = 0;
+        self.prior = 0;
         self.touched = touched;
         self.share = f32::NAN;
     }
@@ -308,6 +318,10 @@ where
     /// needs it at every node it passes, and the logarithm and the root
     /// cost about a quarter of a small node's selection.
     explore: Box<[f64]>,
+    /// `1 / sqrt(v)` for the edge visit counts `v` below
+    /// [`INV_SQRT_TABLE`]: UCB's score `mean + c / sqrt(v)` is then
+    /// `sum * r * r + c * r`, with no division or root per edge.
+    inv_sqrt: Box<[f64]>,
     live: usize,
     scratch: Vec<M::Move>,
     /// Each role's moves of the child being attached (reused).
@@ -353,6 +367,7 @@ where
             rng: Rng::new(seed),
             exploration,
             explore: (0..EXPLORE_TABLE).map(|n| exploration * ln(n.max(1) as f64).sqrt()).collect(),
+            inv_sqrt: (0..INV_SQRT_TABLE).map(|v| 1.0 / (v.max(1) as f64).sqrt()).collect(),
             live: 0,
             scratch: Vec::new(),
             legal: Vec::new(),
@@ -811,7 +826,10 @@ where
         let offset = self.rng.below(k);
         let node = &self.nodes[r.idx as usize];
         let edges = node.role(role);
-        let total: u32 = edges.iter().map(|e| e.visits).sum();
+        let total = match node.single {
+            Some(_) => node.visits + node.prior,
+            None => edges.iter().map(|e| e.visits).sum(),
+        };
         let c = match self.explore.get(total as usize) {
             Some(&c) => c,
             None => self.exploration * ln(total as f64).sqrt(),
@@ -833,9 +851,12 @@ where
             if e.visits == 0 {
                 return i as u16;
             }
-            // The mean plus c / sqrt(visits), with one division.
+            // The mean plus c / sqrt(visits).
             let v = e.visits as f64;
-            let mut score = (e.sum + c * v.sqrt()) / v;
+            let mut score = match self.inv_sqrt.get(e.visits as usize) {
+                Some(&r) => (e.sum * r + c) * r,
+                None => (e.sum + c * v.sqrt()) / v,
+            };
             if alpha > 0.0 {
                 if let Some(share) = self.get(e.child).map(|ch| ch.share).filter(|x| !x.is_nan()) {
                     score += alpha * (self.share_value(share, role) - e.sum / v);
@@ -961,10 +982,14 @@ where
             if !v.is_finite() || n.moves(role) < 2 {
                 continue;
             }
+            let chooser = n.single == Some(role as u8);
             if let Some(e) = n.edge_mut(role, moves[role] as usize).filter(|e| e.backed == 0) {
                 e.visits += prior_visits;
                 e.backed += prior_visits;
                 e.sum += prior_visits as f64 * v;
+                if chooser {
+                    n.prior += prior_visits;
+                }
             }
         }
     }
@@ -1094,8 +1119,9 @@ where
     }
 
     /// Checks that every move's visits equal the values backed up through
-    /// it (true whenever no selection is in flight); the first move where
-    /// they differ, if any.
+    /// it (true whenever no selection is in flight), and that where one
+    /// role chooses, its moves' visits add up to the node's and its priors
+    /// (always true); the first place where they differ, if any.
     pub fn check_visits(&self) -> Result<(), String> {
         for (i, n) in self.nodes.iter().enumerate().filter(|(_, n)| n.live) {
             for role in 0..n.ends.len() {
@@ -1106,6 +1132,15 @@ where
                             e.visits, e.backed
                         ));
                     }
+                }
+            }
+            if let Some(c) = n.single.map(usize::from).filter(|&c| n.moves(c) > 1) {
+                let sum: u32 = n.role(c).iter().map(|e| e.visits).sum();
+                if sum != n.visits + n.prior {
+                    return Err(format!(
+                        "node {i}: its chooser's moves have {sum} visits, the node {} and {} prior",
+                        n.visits, n.prior
+                    ));
                 }
             }
         }
