@@ -177,3 +177,71 @@ fn check_distribution(g: &Path, n: usize) {
         assert!(agree(&fg, sg, 5.0), "{name}: role {r}: mean goals {:?} vs {:?}", moments(&fg), moments(sg));
     }
 }
+
+/// A toy game for safe-first lanes: white plays `a`, `b` or `c`; after
+/// `a` or `b` (or any move, with `every_move_opens`) black may play `win`
+/// and win at once, else it passes and white wins.
+fn opening_game(every_move_opens: bool) -> Arc<propel_compiler::Game> {
+    let opens = if every_move_opens { "(<= (next open) (does white c))" } else { "" };
+    let text = format!(
+        "(role white) (role black) (init (control white))
+         (<= (legal white a) (true (control white)))
+         (<= (legal white b) (true (control white)))
+         (<= (legal white c) (true (control white)))
+         (<= (legal black noop) (true (control white)))
+         (<= (legal white noop) (true (control black)))
+         (<= (legal black win) (true (control black)) (true open))
+         (<= (legal black pass) (true (control black)))
+         (<= (next open) (does white a))
+         (<= (next open) (does white b))
+         {opens}
+         (<= (next (control black)) (true (control white)))
+         (<= (next done) (true (control black)))
+         (<= (next bwins) (does black win))
+         (<= terminal (true done))
+         (<= (goal black 100) (true bwins))
+         (<= (goal white 0) (true bwins))
+         (<= (goal white 100) (not (true bwins)))
+         (<= (goal black 0) (not (true bwins)))"
+    );
+    Arc::new(propel_compiler::validate::load("opening", text).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// White's share of wins over `n` lane playouts of [`opening_game`],
+/// with black's `win` as the win-first move, safe-first on or off; the
+/// generated code and the reference evaluator must play the same games.
+fn white_wins(every_move_opens: bool, safe: bool, n: usize) -> f64 {
+    let game = opening_game(every_move_opens);
+    let p = prepare(&game, &BuildOptions::default()).unwrap();
+    let pm = p.propnet();
+    let win: Vec<u32> = (0..16).filter(|&i| pm.move_kif(i) == "win").collect();
+    assert_eq!(win.len(), 1, "black's `win` input");
+    let (mut m, _) = p.jit(&game.name).unwrap();
+    let code = m.code().clone();
+    let plan = code.lanes().expect("lane code");
+    let s0 = m.initial_state().unwrap();
+    m.set_win_first(&win);
+    m.set_safe_first(safe);
+    let (mut goals, mut lengths) = (Vec::new(), Vec::new());
+    m.lane_playouts(&s0, n, 9, 1000, &mut goals, &mut lengths).unwrap();
+    let mut lanes = Lanes::new(plan);
+    lanes.set_win_first(plan, &win);
+    lanes.set_safe_first(safe);
+    let mut reference = Reference::new(p.lane_net(), p.goal_net(), plan);
+    let (mut g2, mut l2) = (vec![0; n * 2], vec![0; n]);
+    lanes.run(plan, &mut reference, code.role_range(), |_| s0.bits(), n, 9, 1000, &mut g2, &mut l2).unwrap();
+    assert_eq!((&goals, &lengths), (&g2, &l2), "generated code and reference differ");
+    // Moves taken back are not counted: every game is two moves long.
+    assert!(lengths.iter().all(|&l| l == 2), "lengths {lengths:?}");
+    goals.chunks(2).filter(|g| g[0] == 100).count() as f64 / n as f64
+}
+
+#[test]
+fn safe_first_lanes_take_back_a_move_that_gives_a_win() {
+    let (plain, safe) = (white_wins(false, false, 600), white_wins(false, true, 600));
+    assert!((0.25..0.42).contains(&plain), "win-first alone: white wins {plain} (about a third)");
+    assert_eq!(safe, 1.0, "safe-first: white always finds `c`");
+    // Where every move gives black the win, the lanes run out of moves to
+    // try and play on: black wins every game, and nothing stalls.
+    assert_eq!(white_wins(true, true, 300), 0.0);
+}

@@ -145,6 +145,8 @@ pub struct NativeMachine {
     lanes: Option<Lanes>,
     /// Win-first inputs for lane playouts ([`Lanes::set_win_first`]).
     win_first: Vec<u32>,
+    /// Safe-first lane playouts ([`Lanes::set_safe_first`]).
+    safe_first: bool,
     /// The goal program's values and a terminal state's bits (where the
     /// code has a goal program).
     goal_vals: Vec<u8>,
@@ -183,6 +185,7 @@ impl Clone for NativeMachine {
         let mut m = NativeMachine::new(self.code.clone());
         m.batch_lanes = self.batch_lanes;
         m.win_first = self.win_first.clone();
+        m.safe_first = self.safe_first;
         m
     }
 }
@@ -212,6 +215,7 @@ impl NativeMachine {
             lanes: None,
             batch_lanes,
             win_first: Vec::new(),
+            safe_first: false,
             goal_vals: Vec::new(),
             bits: Vec::new(),
             goals_of: None,
@@ -383,6 +387,17 @@ impl LaneRunner {
         self.lanes.win_first()
     }
 
+    /// Safe-first move choice in this runner's lanes (see
+    /// [`Lanes::set_safe_first`]; needs win-first inputs).
+    pub fn set_safe_first(&mut self, on: bool) {
+        self.lanes.set_safe_first(on);
+    }
+
+    /// Whether safe-first move choice is in use.
+    pub fn safe_first(&self) -> bool {
+        self.lanes.safe_first()
+    }
+
     /// Words (bits) of a state of this machine.
     pub fn state_words(&self) -> usize {
         self.code.iface.state_words()
@@ -403,6 +418,15 @@ impl NativeMachine {
         self.win_first = winning.to_vec();
         if let (Some(lanes), Some(plan)) = (self.lanes.as_mut(), self.code.lanes()) {
             lanes.set_win_first(plan, winning);
+        }
+    }
+
+    /// Safe-first move choice in this machine's lane playouts (see
+    /// [`Lanes::set_safe_first`]; needs win-first moves).
+    pub fn set_safe_first(&mut self, on: bool) {
+        self.safe_first = on;
+        if let Some(lanes) = self.lanes.as_mut() {
+            lanes.set_safe_first(on);
         }
     }
 
@@ -479,10 +503,11 @@ impl NativeMachine {
         self.check_state(s)?;
         let code = self.code.clone();
         let plan = code.lanes().ok_or(MachineError::NoLaneCode)?;
-        let win_first = &self.win_first;
+        let (win_first, safe_first) = (&self.win_first, self.safe_first);
         let lanes = self.lanes.get_or_insert_with(|| {
             let mut l = Lanes::new(plan);
             l.set_win_first(plan, win_first);
+            l.set_safe_first(safe_first);
             l
         });
         let mut eval = NativeLanes { fns: code.fns() };

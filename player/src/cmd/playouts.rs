@@ -42,6 +42,10 @@ pub struct Args {
     /// `winning`).
     #[arg(long, value_parser = opts::seconds(), allow_hyphen_values = true, requires = "fast")]
     win_first: Option<f64>,
+    /// With `--win-first`: safe-first lanes (a lane's move that leaves
+    /// the other side a winning move is taken back and another tried).
+    #[arg(long, requires = "win_first")]
+    safe_first: bool,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -77,6 +81,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 eprintln!("win-first lanes: {} winning moves", w.len());
             }
             m.set_win_first(&w);
+            m.set_safe_first(a.safe_first);
         }
         (fast_playouts(&mut m, Duration::from_secs_f64(secs), a.count, a.seed)?, chosen)
     } else {

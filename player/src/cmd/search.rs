@@ -67,6 +67,10 @@ pub struct Args {
     /// Seconds of random games that find the win-first moves (0.01 to 60).
     #[arg(long, default_value_t = 1.0, value_parser = opts::seconds(), allow_hyphen_values = true, requires = "win_first")]
     win_first_sample: f64,
+    /// With `--win-first`: safe-first lanes (a lane's move that leaves
+    /// the other side a winning move is taken back and another tried).
+    #[arg(long, requires = "win_first")]
+    safe_first: bool,
     /// Make terminal children on expansion (wins one move away solve a node).
     #[arg(long)]
     expand_terminal: bool,
@@ -126,6 +130,7 @@ where
         // Lane rollouts are never greedy: asked for greedy, roll out one
         // leaf at a time rather than ignore it.
         lanes: !a.no_lanes && !a.greedy,
+        safe_first: a.safe_first,
         win_first,
         heuristic: None,
         factors: Vec::new(),

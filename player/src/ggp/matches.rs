@@ -943,15 +943,16 @@ fn spawn_builder(
                 // winning moves were found); else greedy rollouts run one
                 // leaf at a time, and one state at a time the interpreter
                 // is the faster machine on most games (docs/native.md).
-                let (greedy, win_first) = match &strategy {
-                    Strategy::Mcts(c) => (c.greedy, c.win_first.as_ref().map_or(0, |w| w.len())),
-                    _ => (false, 0),
+                let (greedy, win_first, safe) = match &strategy {
+                    Strategy::Mcts(c) => (c.greedy, c.win_first.as_ref().map_or(0, |w| w.len()), c.safe_first),
+                    _ => (false, 0, false),
                 };
                 if cfg.lanes && (!greedy || win_first > 0) && m.has_lanes() && wants(&MachineKind::Propnet) {
+                    let lanes = if safe { "safe-first" } else { "win-first" };
                     let policy = match (win_first, greedy) {
                         (0, _) => "uniform lane rollouts".to_string(),
-                        (n, true) => format!("win-first lanes instead of greedy rollouts ({n} winning moves)"),
-                        (n, false) => format!("win-first lanes ({n} winning moves)"),
+                        (n, true) => format!("{lanes} lanes instead of greedy rollouts ({n} winning moves)"),
+                        (n, false) => format!("{lanes} lanes ({n} winning moves)"),
                     };
                     info!("plan: lane-parallel search, tree on the propnet, rollouts and expansions on the JIT's lanes: {policy}");
                     let mut lanes = strategy.clone();

@@ -155,6 +155,8 @@ pub(super) struct Moves<'a> {
     pub(super) words: &'a mut [Word],
     pub(super) played: &'a mut Vec<u32>,
     pub(super) at: &'a [u32],
+    /// Where each input played and its lanes are noted (safe-first).
+    pub(super) log: Option<&'a mut Vec<(u32, Word)>>,
 }
 
 impl Moves<'_> {
@@ -163,6 +165,9 @@ impl Moves<'_> {
         let at = self.at[input as usize];
         self.words[at as usize] |= lanes;
         self.played.push(at);
+        if let Some(log) = self.log.as_deref_mut().filter(|_| lanes != 0) {
+            log.push((input, lanes));
+        }
     }
 }
 
@@ -650,7 +655,12 @@ pub(super) mod tests {
             let mut hits = vec![[0u32; LANES]; n];
             for _ in 0..rounds {
                 words.fill(0);
-                strategy(&c, &mut rng, &mut Moves { words: &mut words, played: &mut played, at: &at }, &mut scratch);
+                strategy(
+                    &c,
+                    &mut rng,
+                    &mut Moves { words: &mut words, played: &mut played, at: &at, log: None },
+                    &mut scratch,
+                );
                 assert_eq!(
                     words.iter().map(|w| w.count_ones()).sum::<u32>(),
                     LANES as u32,

@@ -92,6 +92,10 @@ pub struct Config {
     /// (`lanes::Lanes::set_win_first`). Lane rollouts never run
     /// greedy rollouts; this is what they do instead.
     pub win_first: Option<Arc<[u32]>>,
+    /// Safe-first lanes (with `win_first`): a lane's move after which
+    /// another role has a winning move legal is taken back and another
+    /// tried (`lanes::Lanes::set_safe_first`).
+    pub safe_first: bool,
     /// A learnt state evaluator (from the meta-game analysis): each new
     /// node starts with `prior_visits` virtual visits at its prediction.
     pub heuristic: Option<Arc<Evaluator>>,
@@ -134,6 +138,7 @@ impl Default for Config {
             batch: false,
             lanes: false,
             win_first: None,
+            safe_first: false,
             heuristic: None,
             material: None,
             minimax: 0.0,
@@ -248,6 +253,7 @@ where
     let mut r = m.lane_runner()?;
     if let Some(w) = &config.win_first {
         r.set_win_first(w);
+        r.set_safe_first(config.safe_first);
     }
     Some(r)
 }
@@ -375,10 +381,12 @@ where
         self.runner.is_some()
     }
 
-    /// How rollouts choose their moves, for reports: `win-first lanes`,
-    /// `lanes` (uniform), `greedy` (one at a time) or `uniform`.
+    /// How rollouts choose their moves, for reports: `safe-first lanes`,
+    /// `win-first lanes`, `lanes` (uniform), `greedy` (one at a time) or
+    /// `uniform`.
     pub fn rollout_policy(&self) -> &'static str {
         match &self.runner {
+            Some(r) if r.safe_first() => "safe-first lanes",
             Some(r) if !r.win_first().is_empty() => "win-first lanes",
             Some(_) => "lanes",
             None if self.config.greedy_rollouts().is_some() => "greedy",

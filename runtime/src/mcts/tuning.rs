@@ -54,6 +54,10 @@ pub struct Tuning {
     /// with win-first moves instead of greedy rollouts one at a time;
     /// off: greedy rollouts one at a time as before (no lanes with them).
     pub win_first: Switch,
+    /// `safe-first=auto|on|off`: with win-first lanes, a lane's move that
+    /// leaves the other side a winning move is taken back and another
+    /// tried. auto: off.
+    pub safe_first: Switch,
     /// `expand-terminal=auto|on|off`: make a node's terminal children when
     /// it is expanded.
     pub expand_terminal: Switch,
@@ -74,6 +78,7 @@ impl Default for Tuning {
             material_weight: None,
             greedy: Switch::Auto,
             win_first: Switch::Auto,
+            safe_first: Switch::Auto,
             expand_terminal: Switch::Auto,
             expand_after: super::EXPAND_AFTER,
             minimax: 0.0,
@@ -105,6 +110,7 @@ impl std::str::FromStr for Tuning {
                 }
                 "greedy" => t.greedy = Switch::parse(v).map_err(bad)?,
                 "win-first" => t.win_first = Switch::parse(v).map_err(bad)?,
+                "safe-first" => t.safe_first = Switch::parse(v).map_err(bad)?,
                 "expand-terminal" => t.expand_terminal = Switch::parse(v).map_err(bad)?,
                 "expand-after" => t.expand_after = within(v, 1..=1000, "a count of visits from 1 to 1000").map_err(bad)?,
                 "mast" if v == "off" => t.mast = None,
@@ -112,7 +118,7 @@ impl std::str::FromStr for Tuning {
                 "minimax" => t.minimax = within(v, 0.0..=1.0, "a weight from 0 to 1").map_err(bad)?,
                 _ => {
                     return Err(format!(
-                        "unknown search setting `{k}` (material, weight, greedy, win-first, expand-terminal, expand-after, minimax, mast)"
+                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, expand-terminal, expand-after, minimax, mast)"
                     ))
                 }
             }
@@ -141,6 +147,7 @@ impl Tuning {
         // Win-first lanes stand in for greedy rollouts where those are on.
         let win_first = self.win_first.or(c.greedy) && !a.winning.is_empty();
         c.win_first = win_first.then(|| Arc::from(a.winning.as_slice()));
+        c.safe_first = win_first && self.safe_first.or(false);
         c.expand_terminal = self.expand_terminal.or(a.expand_terminal);
         c.expand_after = self.expand_after;
         c.goal_max = a.goal_bounds.iter().map(|&(_, hi)| hi as f64 / 100.0).collect();
@@ -205,5 +212,20 @@ mod tests {
         assert_eq!(win_first("greedy=off,win-first=on", &a), Some(vec![3, 7]));
         let none = Analysis { winning: Vec::new(), ..a.clone() };
         assert_eq!(win_first("win-first=on", &none), None);
+    }
+
+    /// Safe-first lanes come only with win-first lanes.
+    #[test]
+    fn safe_first_needs_win_first() {
+        let a = Analysis { greedy_rollouts: true, winning: vec![3, 7], ..Analysis::default() };
+        let safe_first = |t: &str| {
+            let mut c = Config::default();
+            t.parse::<Tuning>().unwrap().configure(&mut c, &a, false, false);
+            c.safe_first
+        };
+        assert!(safe_first("safe-first=on"));
+        assert!(!safe_first("safe-first=on,win-first=off"));
+        assert!(!safe_first("safe-first=off"));
+        assert!("safe-first=2".parse::<Tuning>().is_err());
     }
 }
