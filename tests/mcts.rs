@@ -498,3 +498,40 @@ fn slow_iterations_stop_at_the_deadline() {
     // iterations once, 640 ms here).
     assert!(t.elapsed() < Duration::from_millis(100) + 4 * ROLLOUT, "{:?}", t.elapsed());
 }
+
+/// A move known to win at once (the analysis's `winning`) makes its child
+/// when a node is expanded: the node with a win one move away is solved
+/// by the selection that expands it, before any of its moves is tried.
+/// Without the set the first selection tries one of x's five moves.
+#[test]
+fn winning_moves_solve_a_node_when_it_is_expanded() {
+    use propel_runtime::mcts::{Graph, Leaf};
+    let mut m = propnet_machine(&game("tictactoe.kif"), propel_compiler::propnet::passes::Pass::ALL);
+    let s = play(&mut m, &X_WINS);
+    let mut legal = Vec::new();
+    m.legal_moves(&s, 0, &mut legal).unwrap();
+    let win = *legal.iter().find(|&&l| m.move_kif(l) == "(mark 1 3)").unwrap();
+    let win = m.move_index(win).unwrap();
+    let solved_at_once = |winning: Option<Arc<[u32]>>, seed: u64, m: &mut _| {
+        let mut g = Graph::new(m, s.clone(), 1000, 0.7, seed).unwrap();
+        g.set_winning(winning);
+        let mut path = Vec::new();
+        let leaf = g.select(m, &mut path).unwrap();
+        if let Leaf::Known(v) = &leaf {
+            g.backprop_known(&path, v);
+        }
+        g.is_root_solved()
+    };
+    for seed in 0..12 {
+        assert!(solved_at_once(Some(Arc::from([win])), seed, &mut m), "seed {seed}");
+    }
+    let unsolved = (0..12).filter(|&seed| !solved_at_once(None, seed, &mut m)).count();
+    assert!(unsolved > 0, "without the winning moves some first selection tries another move");
+    let root = {
+        let mut g = Graph::new(&mut m, s.clone(), 1000, 0.7, 1).unwrap();
+        g.set_winning(Some(Arc::from([win])));
+        g.select(&mut m, &mut Vec::new()).unwrap();
+        g.root_solved()
+    };
+    assert_eq!(root.as_deref(), Some(&[1.0, 0.0][..]), "x wins");
+}

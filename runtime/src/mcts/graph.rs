@@ -343,6 +343,12 @@ where
     /// On expansion, make the children that end the game (where one role
     /// chooses), so that a win one move away is seen at once.
     expand_terminal: bool,
+    /// Moves (by [`Simulator::move_index`], ascending) that won at once
+    /// where they were seen (the analysis's `winning`): on expansion, the
+    /// children of these moves alone are made when they end the game, so
+    /// that wins one move away are known at the cost of a next state per
+    /// such move legal (see [`Graph::set_winning`]).
+    winning: Option<Arc<[u32]>>,
     /// A child joins the graph once the move to it has this many visits
     /// (the selection included); before, a selection that takes the move
     /// rolls out from the child without keeping it. See
@@ -377,6 +383,7 @@ where
             root_share: (0.0, 1.0),
             goal_max: SmallVec::from_elem(1.0, m.roles().len()),
             expand_terminal: false,
+            winning: None,
             expand_after: 1,
         };
         g.root = g.node_for(m, root)?;
@@ -491,6 +498,23 @@ where
 
     pub fn set_expand_terminal(&mut self, on: bool) {
         self.expand_terminal = on;
+    }
+
+    /// Moves that are known to win at once where they were seen (the
+    /// analysis's `winning`, by [`Simulator::move_index`]): when a node is
+    /// expanded, the children of such moves legal there are computed and,
+    /// if they end the game, joined at once, so that a node with a win one
+    /// move away is solved when it is made, not after its moves have been
+    /// tried one by one (a proof a few moves deep needs that at every node
+    /// of it). The set only chooses which children to compute: their
+    /// values are the game's.
+    pub fn set_winning(&mut self, winning: Option<Arc<[u32]>>) {
+        self.winning = winning.map(|w| {
+            let mut w = w.to_vec();
+            w.sort_unstable();
+            w.dedup();
+            Arc::from(w)
+        });
     }
 
     /// Keeps a child in the graph only from the `n`-th visit of the move
@@ -722,21 +746,28 @@ where
             return Ok(());
         }
         n.set_moves(&moves);
-        if self.expand_terminal {
-            self.link_terminal_children(m, r, &state)?;
-        }
-        Ok(())
+        self.link_terminal_children(m, r, &state)
     }
 
     /// Makes the children of `r` that are terminal, where one role chooses
-    /// (the others have one move each).
+    /// (the others have one move each): every child with `expand_terminal`,
+    /// else those of the `winning` moves (nothing without either).
     fn link_terminal_children(&mut self, m: &mut M, r: NodeRef, state: &M::State) -> Result<(), MachineError> {
+        if !self.expand_terminal && self.winning.is_none() {
+            return Ok(());
+        }
         let n = &self.nodes[r.idx as usize];
         let Some(chooser) = n.chooser(self.roles).filter(|&c| n.moves(c) > 1) else { return Ok(()) };
         let mut joint: Vec<M::Move> = (0..self.roles).map(|x| n.role(x)[0].mv).collect();
+        let winning = if self.expand_terminal { None } else { self.winning.clone() };
         for i in 0..n.moves(chooser) {
             let Some(n) = self.get(r) else { return Ok(()) };
             joint[chooser] = n.role(chooser)[i].mv;
+            if let Some(w) = &winning {
+                if !m.move_index(joint[chooser]).is_some_and(|x| w.binary_search(&x).is_ok()) {
+                    continue;
+                }
+            }
             let next = m.next_state(state, &joint)?;
             if !m.is_terminal(&next)? {
                 continue;
@@ -1054,7 +1085,7 @@ where
         if new {
             self.initialise(m, parent, moves, child);
             let c = &self.nodes[child.idx as usize];
-            if self.expand_terminal && c.expanded {
+            if c.expanded {
                 if let Some(state) = c.state.clone() {
                     self.link_terminal_children(m, child, &state)?;
                 }

@@ -308,6 +308,7 @@ where
         graph.set_minimax(config.minimax);
         graph.set_goal_max(&config.goal_max);
         graph.set_expand_terminal(config.expand_terminal);
+        graph.set_winning(config.win_first.clone());
         graph.set_expand_after(config.expand_after);
         let seeds = Rng::new(config.seed ^ 0x5eed);
         let per_request = if config.batch { machine.preferred_batch() } else { 1 };
