@@ -764,7 +764,7 @@ where
             let Some(n) = self.get(r) else { return Ok(()) };
             joint[chooser] = n.role(chooser)[i].mv;
             if let Some(w) = &winning {
-                if !m.move_index(joint[chooser]).is_some_and(|x| w.binary_search(&x).is_ok()) {
+                if m.move_index(joint[chooser]).is_none_or(|x| w.binary_search(&x).is_err()) {
                     continue;
                 }
             }
