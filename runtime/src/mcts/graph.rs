@@ -760,6 +760,7 @@ where
         let Some(chooser) = n.chooser(self.roles).filter(|&c| n.moves(c) > 1) else { return Ok(()) };
         let mut joint: Vec<M::Move> = (0..self.roles).map(|x| n.role(x)[0].mv).collect();
         let winning = if self.expand_terminal { None } else { self.winning.clone() };
+        let mut linked = false;
         for i in 0..n.moves(chooser) {
             let Some(n) = self.get(r) else { return Ok(()) };
             joint[chooser] = n.role(chooser)[i].mv;
@@ -776,9 +777,12 @@ where
             let mut moves: SmallVec<[u16; 4]> = SmallVec::from_elem(0, self.roles);
             moves[chooser] = i as u16;
             self.link(r, &moves, child);
+            linked = true;
         }
         // A win one move away solves the node now.
-        self.solve(r);
+        if linked {
+            self.solve(r);
+        }
         Ok(())
     }
 
