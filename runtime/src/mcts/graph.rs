@@ -758,17 +758,22 @@ where
         }
         let n = &self.nodes[r.idx as usize];
         let Some(chooser) = n.chooser(self.roles).filter(|&c| n.moves(c) > 1) else { return Ok(()) };
+        // The chooser's moves whose children are computed (usually none
+        // of them by the winning set: then nothing more is done).
+        let tries: SmallVec<[usize; 8]> = match (&self.winning, self.expand_terminal) {
+            (Some(w), false) => (0..n.moves(chooser))
+                .filter(|&i| m.move_index(n.role(chooser)[i].mv).is_some_and(|x| w.binary_search(&x).is_ok()))
+                .collect(),
+            _ => (0..n.moves(chooser)).collect(),
+        };
+        if tries.is_empty() {
+            return Ok(());
+        }
         let mut joint: Vec<M::Move> = (0..self.roles).map(|x| n.role(x)[0].mv).collect();
-        let winning = if self.expand_terminal { None } else { self.winning.clone() };
         let mut linked = false;
-        for i in 0..n.moves(chooser) {
+        for i in tries {
             let Some(n) = self.get(r) else { return Ok(()) };
             joint[chooser] = n.role(chooser)[i].mv;
-            if let Some(w) = &winning {
-                if m.move_index(joint[chooser]).is_none_or(|x| w.binary_search(&x).is_err()) {
-                    continue;
-                }
-            }
             let next = m.next_state(state, &joint)?;
             if !m.is_terminal(&next)? {
                 continue;
