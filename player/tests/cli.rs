@@ -505,3 +505,39 @@ fn large_files_are_refused_before_they_are_read() {
     assert!(stderr(&o).contains("GB of memory"), "{}", stderr(&o));
     assert!(propel(&["check", big.to_str().unwrap()]).status.success(), "under the default limit");
 }
+
+/// The search threads a `propel serve` started with `extra` reports in its
+/// first log line.
+fn serve_threads(extra: &[&str]) -> usize {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let logs = std::env::temp_dir().join(format!("propel-cli-serve-{}", std::process::id()));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_propel"))
+        .args(["serve", "--port", "0", "--host", "127.0.0.1", "--log-dir"])
+        .arg(&logs)
+        .args(extra)
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("propel serve starts");
+    let mut found = None;
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if let Some((before, _)) = line.split_once(" search thread(s) per match") {
+            found = before.rsplit(' ').next().and_then(|n| n.parse().ok());
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&logs);
+    found.expect("the start line names the search threads")
+}
+
+#[test]
+fn the_player_searches_on_every_core_unless_told() {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(serve_threads(&[]), cores);
+    assert_eq!(serve_threads(&["--threads", "3"]), 3);
+}

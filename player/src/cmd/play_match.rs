@@ -138,7 +138,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
             Some(strategy) => {
                 let n = seats.iter().filter(|s| s.label.starts_with(strategy)).count();
                 let label = if n == 0 { strategy.to_string() } else { format!("{strategy}-{}", n + 1) };
-                let cfg = a.player.config(&label, strategy, Some(a.out.join("logs")), memory)?;
+                let cfg =
+                    a.player.config(&label, strategy, Some(a.out.join("logs")), memory, a.player.threads_or(1))?;
                 let seeds = cfg.seeds.clone();
                 let server = Server::start("127.0.0.1:0", cfg)?;
                 let url = server.url();
@@ -206,7 +207,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let per_match: usize = schedule
         .iter()
-        .map(|p| p.iter().map(|&s| threads_of(&a.players[s], a.player.threads)).sum())
+        .map(|p| p.iter().map(|&s| threads_of(&a.players[s], a.player.threads_or(1))).sum())
         .max()
         .unwrap_or(0);
     let parallel = parallel_matches(a.jobs, per_match, cores).min(jobs.len().max(1));

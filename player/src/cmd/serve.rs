@@ -53,16 +53,21 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if !(1..=100_000).contains(&a.max_connections) {
         bail!("--max-connections must be between 1 and 100000, not {}", a.max_connections);
     }
-    let mut cfg = a.player.config(&a.name, &a.strategy, Some(a.log_dir.clone()), max_memory)?;
+    // A competition player has its machine to itself: every core searches
+    // unless `--threads` says otherwise.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = a.player.threads_or(cores);
+    let mut cfg = a.player.config(&a.name, &a.strategy, Some(a.log_dir.clone()), max_memory, threads)?;
     cfg.http.connections = a.max_connections;
     cfg.http.idle = Duration::from_secs_f64(a.read_timeout);
     let server = Server::start(&format!("{}:{}", a.host, a.port), cfg)?;
     // The first line on stdout is the address, for scripts that start us on port 0.
     println!("listening on {}", server.url());
     tracing::info!(
-        "player {} ({}) listening on {}; logs in {}; memory limit {} MiB",
+        "player {} ({}, {} search thread(s) per match) listening on {}; logs in {}; memory limit {} MiB",
         a.name,
         a.strategy,
+        threads,
         server.url(),
         a.log_dir.display(),
         max_memory >> 20

@@ -21,9 +21,12 @@ use std::path::PathBuf;
 /// How players started by `serve` and `match` search.
 #[derive(clap::Args, Clone, Debug)]
 pub struct PlayerArgs {
-    /// Search threads per match, 1 to 256 (pipeline: one searches, the others run rollouts).
-    #[arg(long, default_value_t = 1, value_parser = crate::opts::threads_usize(), allow_hyphen_values = true)]
-    pub threads: usize,
+    /// Search threads per match, 1 to 256 (root parallelisation with lanes:
+    /// a graph each; else the pipeline: one searches, the others run
+    /// rollouts). Default: every core for `serve` (a competition player has
+    /// its machine to itself), 1 for `match`'s built-in players.
+    #[arg(long, value_parser = crate::opts::threads_usize(), allow_hyphen_values = true)]
+    pub threads: Option<usize>,
     /// Nodes in each match's search graph (16 to 100,000,000).
     #[arg(long, default_value_t = 500_000, value_parser = crate::opts::count(16, crate::opts::MAX_POOL), allow_hyphen_values = true)]
     pub pool: usize,
@@ -72,15 +75,20 @@ pub struct PlayerArgs {
 }
 
 impl PlayerArgs {
-    /// A player's configuration for the strategy called `strategy`.
+    /// The search threads per match: `--threads`, else `default`.
+    pub fn threads_or(&self, default: usize) -> usize {
+        self.threads.unwrap_or(default).max(1)
+    }
+
     /// A player's configuration for the strategy called `strategy`, with
-    /// `max_memory` bytes for its matches.
+    /// `max_memory` bytes for its matches and `threads` search threads.
     pub fn config(
         &self,
         name: &str,
         strategy: &str,
         log_dir: Option<PathBuf>,
         max_memory: u64,
+        threads: usize,
     ) -> Result<PlayerConfig> {
         if !(self.max_clock.is_finite() && (1.0..=1e6).contains(&self.max_clock)) {
             bail!("--max-clock must be between 1 and 1e6 seconds, not {}", self.max_clock);
@@ -90,7 +98,7 @@ impl PlayerArgs {
         }
         let strategy = match strategy {
             "mcts" => Strategy::Mcts(Config {
-                threads: self.threads.max(1),
+                threads: threads.max(1),
                 mode: Mode::Auto,
                 pool: self.pool,
                 exploration: self.exploration,

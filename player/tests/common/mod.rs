@@ -80,7 +80,21 @@ pub struct Player {
 impl Player {
     pub fn start(log_dir: &Path, extra: &[&str]) -> Player {
         let mut child = Command::new(env!("CARGO_BIN_EXE_propel"))
-            .args(["serve", "--port", "0", "--host", "127.0.0.1", "--strategy", "mcts", "--margin", "0.2"])
+            // One search thread, as these tests were written for (a
+            // served player's default is every core).
+            .args([
+                "serve",
+                "--port",
+                "0",
+                "--host",
+                "127.0.0.1",
+                "--strategy",
+                "mcts",
+                "--margin",
+                "0.2",
+                "--threads",
+                "1",
+            ])
             .arg("--log-dir")
             .arg(log_dir)
             .args(extra)
