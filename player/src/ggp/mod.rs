@@ -31,8 +31,12 @@ pub struct PlayerArgs {
     #[arg(long, default_value_t = 500_000, value_parser = crate::opts::count(16, crate::opts::MAX_POOL), allow_hyphen_values = true)]
     pub pool: usize,
     /// UCB exploration constant (values 0..1 are usual; at most 10).
-    #[arg(long, default_value_t = 0.7, value_parser = crate::opts::exploration(), allow_hyphen_values = true)]
-    pub exploration: f64,
+    /// Default: the analysis scales it from the spread of random games'
+    /// goals (0.7 for a fair win/loss game; 0.7 without the analysis).
+    /// Given, it is used whatever the analysis finds (as `--search
+    /// exploration=C`).
+    #[arg(long, value_parser = crate::opts::exploration(), allow_hyphen_values = true)]
+    pub exploration: Option<f64>,
     /// Seconds kept in hand on each clock for the network (at most 30% of the clock).
     #[arg(long, default_value_t = 1.0, value_parser = crate::opts::seconds(), allow_hyphen_values = true)]
     pub margin: f64,
@@ -67,7 +71,8 @@ pub struct PlayerArgs {
     /// node's material value), greedy=auto|on|off,
     /// expand-terminal=auto|on|off, expand-after=N (a child joins the
     /// graph from the N-th visit of its move), minimax=A (implicit minimax weight,
-    /// 0 = off), mast=E|off (MAST rollouts without lanes). See docs/mcts.md.
+    /// 0 = off), mast=E|off (MAST rollouts without lanes), exploration=C
+    /// (UCB's constant instead of the analysis's). See docs/mcts.md.
     #[arg(long, default_value = "")]
     pub search: propel_runtime::mcts::Tuning,
     #[command(flatten)]
@@ -101,7 +106,7 @@ impl PlayerArgs {
                 threads: threads.max(1),
                 mode: Mode::Auto,
                 pool: self.pool,
-                exploration: self.exploration,
+                exploration: self.exploration.unwrap_or(Config::default().exploration),
                 seed: self.seed,
                 // Greedy rollouts, heuristics, factors and the rest come
                 // from the analysis when it runs.
@@ -125,7 +130,13 @@ impl PlayerArgs {
             machines: self.machines.clone(),
             analysis: !self.no_analysis,
             heuristics: !self.no_heuristics,
-            tuning: self.search.clone(),
+            tuning: {
+                let mut t = self.search.clone();
+                if self.exploration.is_some() {
+                    t.exploration = self.exploration;
+                }
+                t
+            },
             factored: !self.no_factors,
             lanes: !self.no_lanes,
             seed: self.seed,

@@ -69,6 +69,9 @@ pub struct Tuning {
     pub minimax: f64,
     /// `mast=E|off`: MAST rollouts with a share E (0..1) of random moves.
     pub mast: Option<f64>,
+    /// `exploration=C`: UCB's exploration constant, instead of the one
+    /// the analysis scales from the spread of random games' goals.
+    pub exploration: Option<f64>,
 }
 
 impl Default for Tuning {
@@ -83,6 +86,7 @@ impl Default for Tuning {
             expand_after: super::EXPAND_AFTER,
             minimax: 0.0,
             mast: None,
+            exploration: None,
         }
     }
 }
@@ -116,9 +120,12 @@ impl std::str::FromStr for Tuning {
                 "mast" if v == "off" => t.mast = None,
                 "mast" => t.mast = Some(within(v, 0.0..=1.0, "off or a share from 0 to 1").map_err(bad)?),
                 "minimax" => t.minimax = within(v, 0.0..=1.0, "a weight from 0 to 1").map_err(bad)?,
+                "exploration" => {
+                    t.exploration = Some(within(v, 0.0..=10.0, "a constant from 0 to 10").map_err(bad)?)
+                }
                 _ => {
                     return Err(format!(
-                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, expand-terminal, expand-after, minimax, mast)"
+                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, expand-terminal, expand-after, minimax, mast, exploration)"
                     ))
                 }
             }
@@ -141,7 +148,7 @@ impl Tuning {
     /// and `factored` say whether the learnt evaluator and the factored
     /// search may be used.
     pub fn configure(&self, c: &mut Config, a: &Analysis, heuristics: bool, factored: bool) {
-        c.exploration = a.exploration;
+        c.exploration = self.exploration.unwrap_or(a.exploration);
         c.greedy = self.greedy.or(a.greedy_rollouts);
         c.greedy_moves = a.greedy.clone().map(Arc::new);
         // Win-first lanes stand in for greedy rollouts where those are on.
@@ -183,6 +190,7 @@ mod tests {
         assert_eq!(t.win_first, Switch::Auto);
         assert_eq!("win-first=off".parse::<Tuning>().unwrap().win_first, Switch::Off);
         assert_eq!("expand-after=3".parse::<Tuning>().unwrap().expand_after, 3);
+        assert_eq!("exploration=0.4".parse::<Tuning>().unwrap().exploration, Some(0.4));
         assert_eq!("".parse::<Tuning>().unwrap(), Tuning::default());
         let bad_ones = ["material", "weight=x", "weight=5000", "greedy=maybe", "win-first=2", "speed=11"];
         for bad in bad_ones.into_iter().chain([
@@ -191,6 +199,8 @@ mod tests {
             "expand-after=x",
             "mast=2",
             "minimax=-1",
+            "exploration=11",
+            "exploration=x",
         ]) {
             assert!(bad.parse::<Tuning>().is_err(), "{bad}");
         }
@@ -212,6 +222,20 @@ mod tests {
         assert_eq!(win_first("greedy=off,win-first=on", &a), Some(vec![3, 7]));
         let none = Analysis { winning: Vec::new(), ..a.clone() };
         assert_eq!(win_first("win-first=on", &none), None);
+    }
+
+    /// The analysis scales the exploration constant unless the command
+    /// line sets it.
+    #[test]
+    fn exploration_from_the_analysis_unless_set() {
+        let a = Analysis { exploration: 0.55, ..Analysis::default() };
+        let exploration = |t: &str| {
+            let mut c = Config::default();
+            t.parse::<Tuning>().unwrap().configure(&mut c, &a, false, false);
+            c.exploration
+        };
+        assert_eq!(exploration(""), 0.55);
+        assert_eq!(exploration("exploration=0.3"), 0.3);
     }
 
     /// Safe-first lanes come only with win-first lanes.
