@@ -8,6 +8,7 @@
 
 use propel_runtime::analysis::winning_moves;
 use propel_runtime::build::{prepare, BuildOptions};
+use propel_runtime::heuristic::Material;
 use propel_runtime::lanes::{Lanes, Reference};
 use propel_runtime::playout::{playout, PlayoutStats};
 use propel_runtime::{NativeMachine, Rng, StateMachine};
@@ -244,4 +245,80 @@ fn safe_first_lanes_take_back_a_move_that_gives_a_win() {
     // Where every move gives black the win, the lanes run out of moves to
     // try and play on: black wins every game, and nothing stalls.
     assert_eq!(white_wins(true, true, 300), 0.0);
+}
+
+/// Material for the bundled breakthrough: one point per pawn of each side.
+fn pawns(m: &NativeMachine) -> Material {
+    let side = |colour: &str| -> Vec<(u32, f64)> {
+        let names = m.code().base_names();
+        (0..names.len() as u32)
+            .filter(|&b| {
+                names[b as usize].starts_with("(cellholds") && names[b as usize].ends_with(&format!("{colour})"))
+            })
+            .map(|b| (b, 1.0))
+            .collect()
+    };
+    let pieces = vec![side("white"), side("black")];
+    assert_eq!((pieces[0].len(), pieces[1].len()), (64, 64), "a base per cell and side");
+    Material { pieces, names: vec![Vec::new(), Vec::new()], weight: 1 }
+}
+
+/// Material-cutoff lanes: a playout that has run its steps stops there,
+/// valued by its material against the reference state's; the generated
+/// code and the reference evaluator cut the same games alike.
+#[test]
+fn cut_rollouts_stop_at_their_depth_and_are_valued_by_material() {
+    let path = root().join("games/breakthrough.kif");
+    let game = load(&path);
+    let p = prepare(&game, &BuildOptions::default()).unwrap();
+    let (mut m, _) = p.jit(&game.name).unwrap();
+    let code = m.code().clone();
+    let plan = code.lanes().expect("lane code");
+    let s0 = m.initial_state().unwrap();
+    let material = pawns(&m);
+    let n = 300;
+    let run = |m: &mut NativeMachine, steps: u32, reference: &[u64]| {
+        m.set_cutoff(Some((steps, &material)), reference);
+        let (mut goals, mut lengths) = (Vec::new(), Vec::new());
+        m.lane_playouts(&s0, n, 5, 10_000, &mut goals, &mut lengths).unwrap();
+        let mut lanes = Lanes::new(plan);
+        lanes.set_cutoff(plan, Some((steps, &material)));
+        lanes.set_cutoff_reference(&material, reference);
+        let mut reference_eval = Reference::new(p.lane_net(), p.goal_net(), plan);
+        let (mut g2, mut l2) = (vec![0; n * 2], vec![0; n]);
+        let start = |_| s0.bits();
+        lanes.run(plan, &mut reference_eval, code.role_range(), start, n, 5, 10_000, &mut g2, &mut l2).unwrap();
+        assert_eq!((&goals, &lengths), (&g2, &l2), "cutoff {steps}: generated code and reference differ");
+        (goals, lengths)
+    };
+    // Four plies from the start no pawn can be taken: every game is cut
+    // at 4 with the material it started with, an even 50.
+    let (goals, lengths) = run(&mut m, 4, s0.bits());
+    assert!(lengths.iter().all(|&l| l == 4), "lengths {lengths:?}");
+    assert!(goals.iter().all(|&g| g == 50), "goals {goals:?}");
+    // Against a reference where black had a pawn less, the same material
+    // is a loss for white.
+    let mut fewer = s0.bits().to_vec();
+    let (b, _) = material.pieces[1][0..]
+        .iter()
+        .copied()
+        .find(|&(b, _)| s0.bits()[b as usize / 64] >> (b % 64) & 1 == 1)
+        .unwrap();
+    fewer[b as usize / 64] &= !(1 << (b % 64));
+    assert!(Material::value(16.0, 16.0, material.share(&fewer)) < 0.5);
+    let (goals, _) = run(&mut m, 4, &fewer);
+    assert!(goals.chunks(2).all(|g| g == [0, 100]), "goals {goals:?}");
+    // Cut deeper, pawns are taken: values spread, and no game passes the
+    // cutoff; without one, games run to the end (breakthrough's take over
+    // 20 steps).
+    let (goals, lengths) = run(&mut m, 24, s0.bits());
+    assert!(lengths.iter().all(|&l| l <= 24), "lengths {lengths:?}");
+    assert!(goals.chunks(2).all(|g| g[0] + g[1] == 100));
+    assert!(goals.chunks(2).all(|g| [0, 50, 100].contains(&g[0])));
+    assert!(goals.chunks(2).any(|g| g[0] != 50), "some game is cut with a pawn up or down");
+    m.set_cutoff(None, &[]);
+    let (mut goals, mut lengths) = (Vec::new(), Vec::new());
+    m.lane_playouts(&s0, n, 5, 10_000, &mut goals, &mut lengths).unwrap();
+    assert!(lengths.iter().any(|&l| l > 24));
+    assert!(goals.iter().all(|&g| g == 0 || g == 100));
 }

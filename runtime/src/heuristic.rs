@@ -90,13 +90,23 @@ impl Material {
     /// (a piece means more when few are left); 0.5 when it did not move.
     /// Role 1's value is one minus it.
     pub fn relative(&self, bits: &[u64], reference: &[u64]) -> f64 {
+        let then = self.share(reference);
+        Material::value(self.of(0, bits), self.of(1, bits), then)
+    }
+
+    /// Role 0's share of the material in `bits` (role 0's minus role 1's,
+    /// over both): what [`Material::relative`] compares.
+    pub fn share(&self, bits: &[u64]) -> f64 {
+        let (x, y) = (self.of(0, bits) + 1e-6, self.of(1, bits) + 1e-6);
+        (x - y) / (x + y)
+    }
+
+    /// [`Material::relative`] from the two roles' material `x` and `y` and
+    /// the reference's share `then`.
+    pub fn value(x: f64, y: f64, then: f64) -> f64 {
         // A small constant keeps an empty board finite.
-        let share = |b: &[u64]| {
-            let (x, y) = (self.of(0, b) + 1e-6, self.of(1, b) + 1e-6);
-            ((x - y) / (x + y), x + y)
-        };
-        let (now, total) = share(bits);
-        let (then, _) = share(reference);
+        let (x, y) = (x + 1e-6, y + 1e-6);
+        let (now, total) = ((x - y) / (x + y), x + y);
         1.0 / (1.0 + (-(total / 4.0) * (now - then)).exp())
     }
 }

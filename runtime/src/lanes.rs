@@ -27,6 +27,7 @@
 
 mod choose;
 
+use crate::heuristic::Material;
 use crate::rng::Rng;
 use propel_abi::LanePlan;
 use propel_compiler::propnet::{Evaluator, Propnet};
@@ -141,6 +142,20 @@ pub struct Lanes {
     /// Safe-first ([`Lanes::set_safe_first`]): on, and what it keeps.
     safe: bool,
     safe_state: Safe,
+    /// Rollouts cut short and valued by material ([`Lanes::set_cutoff`]).
+    cutoff: Option<Cutoff>,
+}
+
+/// Material-cutoff rollouts: a lane that has played `steps` steps without
+/// reaching a terminal state ends there, valued by its material against
+/// a reference state's ([`Material::relative`]).
+#[derive(Clone, Debug)]
+struct Cutoff {
+    steps: u32,
+    /// Per role (two): each piece's lane word and value.
+    pieces: [Vec<(u32, f64)>; 2],
+    /// The reference state's material share ([`Material::share`]).
+    then: f64,
 }
 
 /// What safe-first lanes keep from one step to the next.
@@ -201,7 +216,41 @@ impl Lanes {
             win_cands: Default::default(),
             safe: false,
             safe_state: Safe::default(),
+            cutoff: None,
         }
+    }
+
+    /// Material-cutoff rollouts: a lane whose playout has run `steps`
+    /// steps (at least 2) without ending stops there, and counts as a win
+    /// (100 to 0) for the role whose share of the material grew against
+    /// the reference state's ([`Material::relative`]), a draw (50 each)
+    /// where it did not move (material is found only in two-player games
+    /// whose goals sum to 100). The reference is the state given last to
+    /// [`Lanes::set_cutoff_reference`] (until then, an even share). `None`,
+    /// or a game with other than two roles: playouts run to the end.
+    pub fn set_cutoff(&mut self, plan: &LanePlan, cutoff: Option<(u32, &Material)>) {
+        self.cutoff = cutoff.filter(|(_, m)| m.pieces.len() == 2).map(|(steps, m)| {
+            let words = |role: usize| {
+                m.pieces[role]
+                    .iter()
+                    .filter_map(|&(b, v)| plan.base.get(b as usize).map(|&w| (w, v)))
+                    .collect::<Vec<_>>()
+            };
+            Cutoff { steps: steps.max(2), pieces: [words(0), words(1)], then: 0.0 }
+        });
+    }
+
+    /// The state (one bit per base) that cut rollouts are valued against
+    /// ([`Lanes::set_cutoff`]): the search's root.
+    pub fn set_cutoff_reference(&mut self, material: &Material, bits: &[u64]) {
+        if let Some(c) = &mut self.cutoff {
+            c.then = material.share(bits);
+        }
+    }
+
+    /// The steps after which rollouts are cut (`None`: never).
+    pub fn cutoff(&self) -> Option<u32> {
+        self.cutoff.as_ref().map(|c| c.steps)
     }
 
     /// Safe-first move choice (with a win-first set; see the module
@@ -412,6 +461,13 @@ impl Lanes {
                     continue;
                 }
             }
+            if self.cutoff.is_some() {
+                // Lanes whose child is still to be reported play on.
+                active &= !self.cut(active & !fresh & !given, step, source);
+                if active == 0 {
+                    continue;
+                }
+            }
             if step.saturating_sub(oldest) >= max_steps {
                 oldest = self.oldest(active);
                 if step.saturating_sub(oldest) >= max_steps {
@@ -601,6 +657,38 @@ impl Lanes {
             let legal = if terminal { &[][..] } else { &self.fresh_moves[l * roles..(l + 1) * roles] };
             source.expanded(l, &self.child, terminal, legal);
         }
+    }
+
+    /// Material cutoff: ends the lanes of `live` that have played the
+    /// cutoff's steps, each valued by its material; returns them.
+    fn cut(&mut self, live: Word, step: u32, source: &mut impl LaneSource) -> Word {
+        let Some(c) = &self.cutoff else { return 0 };
+        let mut cut: Word = 0;
+        each_lane(live, |l| {
+            // A lane that took moves back has its start moved past them.
+            if step.saturating_sub(self.started[l]) >= c.steps {
+                cut |= LANE_BIT[l];
+            }
+        });
+        each_lane(cut, |l| {
+            let material = |role: usize| -> f64 {
+                c.pieces[role].iter().filter(|&&(w, _)| self.words[w as usize] >> l & 1 == 1).map(|&(_, v)| v).sum()
+            };
+            // A win for the role whose share of the material grew since
+            // the reference, a draw where it did not move: a soft value
+            // (a pawn up in 32 is 0.56) would sit inside the spread that
+            // exploration tuned for wins and losses ignores.
+            let h = Material::value(material(0), material(1), c.then);
+            let g = if h > 0.5 + 1e-9 {
+                100
+            } else if h < 0.5 - 1e-9 {
+                0
+            } else {
+                50
+            };
+            source.finished(l, &[g, 100 - g], step.saturating_sub(self.started[l]));
+        });
+        cut
     }
 
     /// The earliest step at which a lane of `active` started.

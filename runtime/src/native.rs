@@ -147,6 +147,9 @@ pub struct NativeMachine {
     win_first: Vec<u32>,
     /// Safe-first lane playouts ([`Lanes::set_safe_first`]).
     safe_first: bool,
+    /// Material-cutoff lane playouts: steps, material and the reference
+    /// state's bits ([`NativeMachine::set_cutoff`]).
+    cutoff: Option<(u32, crate::heuristic::Material, Vec<u64>)>,
     /// The goal program's values and a terminal state's bits (where the
     /// code has a goal program).
     goal_vals: Vec<u8>,
@@ -216,6 +219,7 @@ impl NativeMachine {
             batch_lanes,
             win_first: Vec::new(),
             safe_first: false,
+            cutoff: None,
             goal_vals: Vec::new(),
             bits: Vec::new(),
             goals_of: None,
@@ -398,9 +402,36 @@ impl LaneRunner {
         self.lanes.safe_first()
     }
 
+    /// Material-cutoff rollouts in this runner's lanes (see
+    /// [`Lanes::set_cutoff`]; `None`: playouts to the end).
+    pub fn set_cutoff(&mut self, cutoff: Option<(u32, &crate::heuristic::Material)>) {
+        if let Some(plan) = self.code.lanes() {
+            self.lanes.set_cutoff(plan, cutoff);
+        }
+    }
+
+    /// The state cut rollouts are valued against
+    /// ([`Lanes::set_cutoff_reference`]).
+    pub fn set_cutoff_reference(&mut self, material: &crate::heuristic::Material, bits: &[u64]) {
+        self.lanes.set_cutoff_reference(material, bits);
+    }
+
+    /// The steps after which rollouts are cut (`None`: never).
+    pub fn cutoff(&self) -> Option<u32> {
+        self.lanes.cutoff()
+    }
+
     /// Words (bits) of a state of this machine.
     pub fn state_words(&self) -> usize {
         self.code.iface.state_words()
+    }
+}
+
+/// Sets `lanes`' material cutoff as [`NativeMachine::set_cutoff`] keeps it.
+fn apply_cutoff(lanes: &mut Lanes, plan: &LanePlan, cutoff: &Option<(u32, crate::heuristic::Material, Vec<u64>)>) {
+    lanes.set_cutoff(plan, cutoff.as_ref().map(|(steps, m, _)| (*steps, m)));
+    if let Some((_, m, reference)) = cutoff {
+        lanes.set_cutoff_reference(m, reference);
     }
 }
 
@@ -427,6 +458,16 @@ impl NativeMachine {
         self.safe_first = on;
         if let Some(lanes) = self.lanes.as_mut() {
             lanes.set_safe_first(on);
+        }
+    }
+
+    /// Material-cutoff lane playouts (see [`Lanes::set_cutoff`]; `None`:
+    /// playouts to the end), valued against `reference` (base bits).
+    /// One-at-a-time native playouts are never cut.
+    pub fn set_cutoff(&mut self, cutoff: Option<(u32, &crate::heuristic::Material)>, reference: &[u64]) {
+        self.cutoff = cutoff.map(|(steps, m)| (steps, m.clone(), reference.to_vec()));
+        if let (Some(lanes), Some(plan)) = (self.lanes.as_mut(), self.code.lanes()) {
+            apply_cutoff(lanes, plan, &self.cutoff);
         }
     }
 
@@ -503,11 +544,12 @@ impl NativeMachine {
         self.check_state(s)?;
         let code = self.code.clone();
         let plan = code.lanes().ok_or(MachineError::NoLaneCode)?;
-        let (win_first, safe_first) = (&self.win_first, self.safe_first);
+        let (win_first, safe_first, cutoff) = (&self.win_first, self.safe_first, &self.cutoff);
         let lanes = self.lanes.get_or_insert_with(|| {
             let mut l = Lanes::new(plan);
             l.set_win_first(plan, win_first);
             l.set_safe_first(safe_first);
+            apply_cutoff(&mut l, plan, cutoff);
             l
         });
         let mut eval = NativeLanes { fns: code.fns() };

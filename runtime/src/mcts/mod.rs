@@ -96,6 +96,10 @@ pub struct Config {
     /// another role has a winning move legal is taken back and another
     /// tried (`lanes::Lanes::set_safe_first`).
     pub safe_first: bool,
+    /// Material-cutoff lane rollouts (with `material`): a rollout that has
+    /// played this many steps without ending stops, valued by its
+    /// material against the root's (`lanes::Lanes::set_cutoff`; 0: off).
+    pub cutoff: u32,
     /// A learnt state evaluator (from the meta-game analysis): each new
     /// node starts with `prior_visits` virtual visits at its prediction.
     pub heuristic: Option<Arc<Evaluator>>,
@@ -139,6 +143,7 @@ impl Default for Config {
             lanes: false,
             win_first: None,
             safe_first: false,
+            cutoff: 0,
             heuristic: None,
             material: None,
             minimax: 0.0,
@@ -244,8 +249,9 @@ where
     }
 }
 
-/// A lane runner for `m`, win-first where `config` says.
-fn lane_runner<M: Simulator>(m: &M, config: &Config) -> Option<crate::native::LaneRunner>
+/// A lane runner for `m`, win-first and cut by material where `config`
+/// says; cut rollouts are valued against the state `root`.
+fn lane_runner<M: Simulator>(m: &M, config: &Config, root: Option<&M::State>) -> Option<crate::native::LaneRunner>
 where
     M::State: Send + Sync,
     M::Move: Send + Sync,
@@ -254,6 +260,12 @@ where
     if let Some(w) = &config.win_first {
         r.set_win_first(w);
         r.set_safe_first(config.safe_first);
+    }
+    if let (Some(mat), true) = (&config.material, config.cutoff > 0) {
+        r.set_cutoff(Some((config.cutoff, mat)));
+        if let Some(bits) = root.and_then(|s| m.base_bits(s)) {
+            r.set_cutoff_reference(mat, bits);
+        }
     }
     Some(r)
 }
@@ -312,7 +324,7 @@ where
         graph.set_expand_after(config.expand_after);
         let seeds = Rng::new(config.seed ^ 0x5eed);
         let per_request = if config.batch { machine.preferred_batch() } else { 1 };
-        let runner = if config.lanes { lane_runner(&machine, &config) } else { None };
+        let runner = if config.lanes { lane_runner(&machine, &config, graph.root_state()) } else { None };
         let mast = config.mast.map(mast::Mast::new);
         Ok(Search { graph, machine, config, per_request, seeds, runner, peers: Vec::new(), mast, played: Vec::new() })
     }
@@ -387,6 +399,9 @@ where
     /// `uniform`.
     pub fn rollout_policy(&self) -> &'static str {
         match &self.runner {
+            Some(r) if r.cutoff().is_some() && r.safe_first() => "safe-first lanes, cut by material",
+            Some(r) if r.cutoff().is_some() && !r.win_first().is_empty() => "win-first lanes, cut by material",
+            Some(r) if r.cutoff().is_some() => "lanes, cut by material",
             Some(r) if r.safe_first() => "safe-first lanes",
             Some(r) if !r.win_first().is_empty() => "win-first lanes",
             Some(_) => "lanes",
@@ -421,11 +436,16 @@ where
         let mut workers = Vec::with_capacity(n);
         for _ in 0..n {
             let m = self.machine.clone();
-            let runner = lane_runner(&m, &self.config).ok_or(MachineError::NoLaneCode)?;
+            let runner = lane_runner(&m, &self.config, self.graph.root_state()).ok_or(MachineError::NoLaneCode)?;
             workers.push((m, runner));
         }
-        let Search { graph, machine, runner, .. } = self;
+        let Search { graph, machine, runner, config, .. } = self;
         let Some(runner) = runner else { return Err(MachineError::NoLaneCode) };
+        // The root may have moved since the last run: cut rollouts are
+        // valued against the current one.
+        if let (Some(mat), Some(bits)) = (&config.material, graph.root_state().and_then(|s| machine.base_bits(s))) {
+            runner.set_cutoff_reference(mat, bits);
+        }
         let (streamed, counts, worker_errors) = std::thread::scope(|scope| {
             let (requests, replies, stop) = (&requests, &replies, &stop);
             let handles: Vec<_> = workers

@@ -72,6 +72,9 @@ pub struct Tuning {
     /// `exploration=C`: UCB's exploration constant, instead of the one
     /// the analysis scales from the spread of random games' goals.
     pub exploration: Option<f64>,
+    /// `cutoff=N`: where material is in play, lane rollouts stop after N
+    /// steps, valued by material ([`Config::cutoff`]; 0: off).
+    pub cutoff: u32,
 }
 
 impl Default for Tuning {
@@ -87,6 +90,7 @@ impl Default for Tuning {
             minimax: 0.0,
             mast: None,
             exploration: None,
+            cutoff: 0,
         }
     }
 }
@@ -120,12 +124,13 @@ impl std::str::FromStr for Tuning {
                 "mast" if v == "off" => t.mast = None,
                 "mast" => t.mast = Some(within(v, 0.0..=1.0, "off or a share from 0 to 1").map_err(bad)?),
                 "minimax" => t.minimax = within(v, 0.0..=1.0, "a weight from 0 to 1").map_err(bad)?,
+                "cutoff" => t.cutoff = within(v, 0..=10_000, "a count of steps from 0 (off) to 10000").map_err(bad)?,
                 "exploration" => {
                     t.exploration = Some(within(v, 0.0..=10.0, "a constant from 0 to 10").map_err(bad)?)
                 }
                 _ => {
                     return Err(format!(
-                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, expand-terminal, expand-after, minimax, mast, exploration)"
+                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, expand-terminal, expand-after, minimax, mast, exploration, cutoff)"
                     ))
                 }
             }
@@ -170,6 +175,7 @@ impl Tuning {
             });
         }
         c.minimax = self.minimax;
+        c.cutoff = if c.material.is_some() { self.cutoff } else { 0 };
         c.mast = self.mast;
         if factored {
             c.factors = a.factors.iter().map(|f| f.moves.clone()).collect();
