@@ -159,6 +159,7 @@ fn library_plays_like_the_jit_and_refuses_other_games() {
     let bogus = dir.join("bogus.so");
     std::fs::write(&bogus, b"not a shared object").unwrap();
     assert!(propel_runtime::aot::load(&bogus, None).is_err());
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// The hybrid machine (tree on the interpreted propnet, rollouts on the

@@ -244,6 +244,7 @@ fn corpus_command_on_a_small_folder() {
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).contains("resuming: 1 files done, 1 to go"), "{}", stdout(&o));
     assert_eq!(std::fs::read_to_string(&tsv).unwrap(), text);
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

@@ -189,4 +189,5 @@ fn numeric_options_never_panic_or_abort() {
         stopped.into_inner()
     );
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    std::fs::remove_dir_all(&scratch).ok();
 }

@@ -2,6 +2,9 @@
 //! `propel report`'s page; `propel bench --svg`'s chart. Built-in random
 //! players on tic-tac-toe with short clocks keep each test to seconds.
 
+mod common;
+
+use common::Scratch;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -19,10 +22,8 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-fn fresh_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("propel-match-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn fresh_dir(name: &str) -> Scratch {
+    Scratch::new(std::env::temp_dir().join(format!("propel-match-{}-{name}", std::process::id())), false)
 }
 
 fn records(dir: &Path) -> Vec<Value> {

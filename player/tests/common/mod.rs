@@ -14,11 +14,50 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-pub fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("propel-ggp-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A test's scratch folder: removed when the test passes, kept when it
+/// fails (its logs and records are what one looks at then).
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    /// `path`, emptied; made when `make`.
+    pub fn new(path: PathBuf, make: bool) -> Scratch {
+        let _ = std::fs::remove_dir_all(&path);
+        if make {
+            std::fs::create_dir_all(&path).unwrap();
+        }
+        Scratch(path)
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+pub fn temp_dir(name: &str) -> Scratch {
+    Scratch::new(std::env::temp_dir().join(format!("propel-ggp-{}-{name}", std::process::id())), true)
 }
 
 /// Replays a match record with the prover: every move legal, every answer
