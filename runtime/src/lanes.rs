@@ -661,7 +661,7 @@ impl Lanes {
 
     /// Material cutoff: ends the lanes of `live` that have played the
     /// cutoff's steps, each valued by its material; returns them.
-    fn cut(&mut self, live: Word, step: u32, source: &mut impl LaneSource) -> Word {
+    fn cut(&self, live: Word, step: u32, source: &mut impl LaneSource) -> Word {
         let Some(c) = &self.cutoff else { return 0 };
         let mut cut: Word = 0;
         each_lane(live, |l| {

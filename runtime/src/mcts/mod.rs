@@ -250,8 +250,8 @@ where
 }
 
 /// A lane runner for `m`, win-first and cut by material where `config`
-/// says; cut rollouts are valued against the state `root`.
-fn lane_runner<M: Simulator>(m: &M, config: &Config, root: Option<&M::State>) -> Option<crate::native::LaneRunner>
+/// says (the run sets the state cut rollouts are valued against).
+fn lane_runner<M: Simulator>(m: &M, config: &Config) -> Option<crate::native::LaneRunner>
 where
     M::State: Send + Sync,
     M::Move: Send + Sync,
@@ -263,9 +263,6 @@ where
     }
     if let (Some(mat), true) = (&config.material, config.cutoff > 0) {
         r.set_cutoff(Some((config.cutoff, mat)));
-        if let Some(bits) = root.and_then(|s| m.base_bits(s)) {
-            r.set_cutoff_reference(mat, bits);
-        }
     }
     Some(r)
 }
@@ -324,7 +321,7 @@ where
         graph.set_expand_after(config.expand_after);
         let seeds = Rng::new(config.seed ^ 0x5eed);
         let per_request = if config.batch { machine.preferred_batch() } else { 1 };
-        let runner = if config.lanes { lane_runner(&machine, &config, graph.root_state()) } else { None };
+        let runner = if config.lanes { lane_runner(&machine, &config) } else { None };
         let mast = config.mast.map(mast::Mast::new);
         Ok(Search { graph, machine, config, per_request, seeds, runner, peers: Vec::new(), mast, played: Vec::new() })
     }
@@ -436,15 +433,18 @@ where
         let mut workers = Vec::with_capacity(n);
         for _ in 0..n {
             let m = self.machine.clone();
-            let runner = lane_runner(&m, &self.config, self.graph.root_state()).ok_or(MachineError::NoLaneCode)?;
+            let runner = lane_runner(&m, &self.config).ok_or(MachineError::NoLaneCode)?;
             workers.push((m, runner));
         }
         let Search { graph, machine, runner, config, .. } = self;
         let Some(runner) = runner else { return Err(MachineError::NoLaneCode) };
         // The root may have moved since the last run: cut rollouts are
-        // valued against the current one.
+        // valued against the current one, in every thread's lanes.
         if let (Some(mat), Some(bits)) = (&config.material, graph.root_state().and_then(|s| machine.base_bits(s))) {
             runner.set_cutoff_reference(mat, bits);
+            for (_, r) in &mut workers {
+                r.set_cutoff_reference(mat, bits);
+            }
         }
         let (streamed, counts, worker_errors) = std::thread::scope(|scope| {
             let (requests, replies, stop) = (&requests, &replies, &stop);
