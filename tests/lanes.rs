@@ -322,3 +322,61 @@ fn cut_rollouts_stop_at_their_depth_and_are_valued_by_material() {
     assert!(lengths.iter().any(|&l| l > 24));
     assert!(goals.iter().all(|&g| g == 0 || g == 100));
 }
+
+/// Lanes that record their moves hand each playout's inputs to the source
+/// before its goals: on tic-tac-toe, where every mark is a different
+/// input and each role plays `noop` at least once, that is the game's
+/// length plus the two noops, every one a mark or a noop; a lane refilled
+/// starts with none (more playouts than lanes).
+#[test]
+fn recorded_moves_are_the_moves_each_playout_played() {
+    use propel_runtime::lanes::{LaneSource, Refill};
+    struct Record<'a> {
+        start: &'a [u64],
+        left: usize,
+        played: Vec<Vec<u64>>,
+        got: Vec<(Vec<u64>, u32)>,
+    }
+    impl LaneSource for Record<'_> {
+        fn next_start(&mut self, _lane: usize) -> Refill<'_> {
+            if self.left == 0 {
+                return Refill::Stop;
+            }
+            self.left -= 1;
+            Refill::Start(self.start)
+        }
+        fn played(&mut self, lane: usize, inputs: &[u64]) {
+            self.played[lane] = inputs.to_vec();
+        }
+        fn finished(&mut self, lane: usize, _goals: &[i32], length: u32) {
+            self.got.push((std::mem::take(&mut self.played[lane]), length));
+        }
+    }
+    let path = root().join("games/tictactoe.kif");
+    let game = load(&path);
+    let p = prepare(&game, &BuildOptions::default()).unwrap();
+    let (mut m, _) = p.jit(&game.name).unwrap();
+    let code = m.code().clone();
+    let plan = code.lanes().expect("lane code");
+    let s0 = m.initial_state().unwrap();
+    let mut lanes = Lanes::new(plan);
+    lanes.set_record_moves(plan, true);
+    let mut eval = Reference::new(p.lane_net(), p.goal_net(), plan);
+    let mut source = Record { start: s0.bits(), left: 300, played: vec![Vec::new(); 128], got: Vec::new() };
+    lanes.stream(plan, &mut eval, code.role_range(), &mut source, 7, 1000).unwrap();
+    assert_eq!(source.got.len(), 300);
+    let names = code.input_names();
+    for (played, length) in &source.got {
+        let inputs: Vec<usize> =
+            (0..names.len()).filter(|&i| played.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)).collect();
+        assert_eq!(inputs.len(), *length as usize + 2, "{length} moves: {:?}", inputs.iter().map(|&i| &names[i]));
+        let marks = inputs.iter().filter(|&&i| names[i].contains("mark")).count();
+        assert_eq!(marks, *length as usize, "{:?}", inputs.iter().map(|&i| &names[i]).collect::<Vec<_>>());
+    }
+    // Off, nothing is handed over.
+    lanes.set_record_moves(plan, false);
+    source.left = 10;
+    source.got.clear();
+    lanes.stream(plan, &mut eval, code.role_range(), &mut source, 7, 1000).unwrap();
+    assert!(source.got.iter().all(|(p, _)| p.is_empty()));
+}

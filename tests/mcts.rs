@@ -535,3 +535,36 @@ fn winning_moves_solve_a_node_when_it_is_expanded() {
     };
     assert_eq!(root.as_deref(), Some(&[1.0, 0.0][..]), "x wins");
 }
+
+/// RAVE over lane rollouts: every iteration through the root gives an
+/// AMAF sample to each move its role played there or later, so a move has
+/// at least as many samples as visits (its own visits count), at most as
+/// many as the root's iterations, and since connect four's moves recur
+/// (a column is dropped into again and again) the root's moves have more
+/// samples than visits in all; the same through the rollout threads'
+/// replies. Off, no move has any.
+#[test]
+fn rave_samples_every_move_played_below() {
+    let g = game("connect4.kif");
+    for (threads, rave) in [(1, 0.05), (2, 0.05), (1, 0.0)] {
+        let mut m = hybrid(&g);
+        let s0 = m.initial_state().unwrap();
+        let cfg = Config { lanes: true, rave, ..config(threads, Mode::Pipeline, 20_000) };
+        let mut search = Search::new(m, s0, cfg).unwrap();
+        search.run(Instant::now() + Duration::from_millis(200)).unwrap();
+        search.graph.check_visits().unwrap();
+        let role = search.graph.chooser();
+        let st = search.graph.root_stats(role).unwrap();
+        let visits: u32 = st.visits.iter().sum();
+        let samples: u32 = st.amaf.iter().sum();
+        assert!(visits > 100, "{threads} threads: {visits} visits");
+        if rave == 0.0 {
+            assert_eq!(samples, 0);
+            continue;
+        }
+        for (i, (&n, &a)) in st.visits.iter().zip(&st.amaf).enumerate() {
+            assert!(a >= n && a <= visits, "{threads} threads, move {i}: {a} samples, {n} visits of {visits}");
+        }
+        assert!(samples > visits * 2, "{threads} threads: {samples} samples, {visits} visits");
+    }
+}

@@ -94,6 +94,11 @@ pub fn exploration() -> Real {
     Real { max: 10.0, unit: "" }
 }
 
+/// RAVE's bias: 0 (off) to 1.
+pub fn rave() -> Real {
+    Real { max: 1.0, unit: "" }
+}
+
 impl Count {
     fn check(&self, cmd: &clap::Command, arg: Option<&clap::Arg>, value: &OsStr) -> Result<u64, clap::Error> {
         let name = option_name(arg);

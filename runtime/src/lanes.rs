@@ -91,6 +91,11 @@ pub trait LaneSource {
     /// legal inputs there in ascending order. Comes before the lane's
     /// [`LaneSource::finished`].
     fn expanded(&mut self, _lane: usize, _child: &[u64], _terminal: bool, _legal: &[Vec<u32>]) {}
+    /// Where the lanes record moves ([`Lanes::set_record_moves`]): every
+    /// input lane `lane` played in the playout now ending, one bit per
+    /// input (bit `i % 64` of word `i / 64`). Comes just before the lane's
+    /// [`LaneSource::finished`].
+    fn played(&mut self, _lane: usize, _inputs: &[u64]) {}
 }
 
 /// Per-thread memory of the lane driver.
@@ -144,6 +149,56 @@ pub struct Lanes {
     safe_state: Safe,
     /// Rollouts cut short and valued by material ([`Lanes::set_cutoff`]).
     cutoff: Option<Cutoff>,
+    /// The inputs each lane has played ([`Lanes::set_record_moves`]).
+    moves: Option<MoveLog>,
+}
+
+/// The inputs each lane has played in its current playout, for move
+/// statistics such as RAVE's (all moves as first).
+#[derive(Clone, Debug)]
+struct MoveLog {
+    /// Per lane word: the input written there, or `u32::MAX`.
+    input_at: Vec<u32>,
+    /// Per input: the lanes that have played it.
+    seen: Vec<Word>,
+    /// One lane's inputs, one bit each (handed to the source).
+    out: Vec<u64>,
+}
+
+impl MoveLog {
+    fn new(plan: &LanePlan) -> MoveLog {
+        let mut input_at = vec![u32::MAX; plan.words as usize];
+        for (i, &w) in plan.input.iter().enumerate() {
+            if let Some(x) = input_at.get_mut(w as usize) {
+                *x = i as u32;
+            }
+        }
+        MoveLog { input_at, seen: vec![0; plan.input.len()], out: vec![0; plan.input.len().div_ceil(64)] }
+    }
+
+    /// Notes the inputs written this step (`played`: their words).
+    fn note(&mut self, words: &[Word], played: &[u32]) {
+        for &at in played {
+            if let Some(&i) = self.input_at.get(at as usize) {
+                if let Some(x) = self.seen.get_mut(i as usize) {
+                    *x |= words[at as usize];
+                }
+            }
+        }
+    }
+
+    /// Hands lane `l`'s inputs to `source` and forgets them.
+    fn report(&mut self, l: usize, source: &mut impl LaneSource) {
+        self.out.iter_mut().for_each(|w| *w = 0);
+        let bit = LANE_BIT[l];
+        for (i, x) in self.seen.iter_mut().enumerate() {
+            if *x & bit != 0 {
+                *x &= !bit;
+                self.out[i / 64] |= 1 << (i % 64);
+            }
+        }
+        source.played(l, &self.out);
+    }
 }
 
 /// Material-cutoff rollouts: a lane that has played `steps` steps without
@@ -217,7 +272,21 @@ impl Lanes {
             safe: false,
             safe_state: Safe::default(),
             cutoff: None,
+            moves: None,
         }
+    }
+
+    /// Records the inputs each lane plays, handed to the source as each
+    /// playout ends ([`LaneSource::played`]), for move statistics (RAVE).
+    /// Costs a pass over the inputs played per step and over all inputs
+    /// per playout.
+    pub fn set_record_moves(&mut self, plan: &LanePlan, on: bool) {
+        self.moves = on.then(|| MoveLog::new(plan));
+    }
+
+    /// Whether the lanes record their moves.
+    pub fn records_moves(&self) -> bool {
+        self.moves.is_some()
     }
 
     /// Material-cutoff rollouts: a lane whose playout has run `steps`
@@ -382,6 +451,9 @@ impl Lanes {
         self.joint.resize(LANES * roles, 0);
         self.fresh_moves.resize_with(LANES * roles, Vec::new);
         (self.forced, self.fresh, self.report, self.given) = (0, 0, 0, 0);
+        if let Some(log) = &mut self.moves {
+            log.seen.iter_mut().for_each(|x| *x = 0);
+        }
         let mut rng = Rng::new(seed);
         let mut active: Word = 0;
         let mut step = 0u32;
@@ -490,6 +562,9 @@ impl Lanes {
                 self.choose(plan, lo as usize..hi as usize, moving, fresh, r, roles, &mut rng)?;
             }
             self.play_forced(plan, forced, roles);
+            if let Some(log) = &mut self.moves {
+                log.note(&self.words, &self.played);
+            }
             self.report_children(plan, fresh, false, roles, source);
             (self.forced, self.fresh, self.given) = (0, forced & std::mem::take(&mut self.report), forced);
             if safe {
@@ -661,18 +736,19 @@ impl Lanes {
 
     /// Material cutoff: ends the lanes of `live` that have played the
     /// cutoff's steps, each valued by its material; returns them.
-    fn cut(&self, live: Word, step: u32, source: &mut impl LaneSource) -> Word {
-        let Some(c) = &self.cutoff else { return 0 };
+    fn cut(&mut self, live: Word, step: u32, source: &mut impl LaneSource) -> Word {
+        let Lanes { cutoff, started, words, moves, .. } = self;
+        let Some(c) = cutoff.as_ref() else { return 0 };
         let mut cut: Word = 0;
         each_lane(live, |l| {
             // A lane that took moves back has its start moved past them.
-            if step.saturating_sub(self.started[l]) >= c.steps {
+            if step.saturating_sub(started[l]) >= c.steps {
                 cut |= LANE_BIT[l];
             }
         });
         each_lane(cut, |l| {
             let material = |role: usize| -> f64 {
-                c.pieces[role].iter().filter(|&&(w, _)| self.words[w as usize] >> l & 1 == 1).map(|&(_, v)| v).sum()
+                c.pieces[role].iter().filter(|&&(w, _)| words[w as usize] >> l & 1 == 1).map(|&(_, v)| v).sum()
             };
             // A win for the role whose share of the material grew since
             // the reference, a draw where it did not move: a soft value
@@ -686,7 +762,10 @@ impl Lanes {
             } else {
                 50
             };
-            source.finished(l, &[g, 100 - g], step.saturating_sub(self.started[l]));
+            if let Some(log) = moves.as_mut() {
+                log.report(l, source);
+            }
+            source.finished(l, &[g, 100 - g], step.saturating_sub(started[l]));
         });
         cut
     }
@@ -716,6 +795,9 @@ impl Lanes {
                     let g = &mut self.goals[role as usize];
                     *g = (*g).max(value as i32);
                 }
+            }
+            if let Some(log) = &mut self.moves {
+                log.report(l, source);
             }
             source.finished(l, &self.goals, self.ended_at[l] - self.started[l]);
         }

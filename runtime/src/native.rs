@@ -402,6 +402,19 @@ impl LaneRunner {
         self.lanes.safe_first()
     }
 
+    /// Whether this runner's lanes tell their sources the moves each
+    /// playout played ([`Lanes::set_record_moves`]).
+    pub fn set_record_moves(&mut self, on: bool) {
+        if let Some(plan) = self.code.lanes() {
+            self.lanes.set_record_moves(plan, on);
+        }
+    }
+
+    /// Whether the lanes record their moves.
+    pub fn records_moves(&self) -> bool {
+        self.lanes.records_moves()
+    }
+
     /// Material-cutoff rollouts in this runner's lanes (see
     /// [`Lanes::set_cutoff`]; `None`: playouts to the end).
     pub fn set_cutoff(&mut self, cutoff: Option<(u32, &crate::heuristic::Material)>) {

@@ -79,6 +79,11 @@ pub struct Args {
     /// (an expansion threshold; see docs/mcts.md).
     #[arg(long, default_value_t = propel_runtime::mcts::EXPAND_AFTER, value_parser = clap::value_parser!(u32).range(1..=1000))]
     expand_after: u32,
+    /// RAVE's bias, 0 (off) to 1 (Sancho's: 0.05): lane rollouts report
+    /// their moves and UCB blends in all-moves-as-first values
+    /// (docs/mcts.md).
+    #[arg(long, default_value_t = 0.0, value_parser = opts::rave(), allow_hyphen_values = true)]
+    rave: f64,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -137,6 +142,7 @@ where
         goal_max: Vec::new(),
         expand_terminal: a.expand_terminal,
         expand_after: a.expand_after,
+        rave: a.rave,
         ..Config::default()
     };
     let mut search = Search::new(m, s0, cfg)?;

@@ -943,9 +943,9 @@ fn spawn_builder(
                 // winning moves were found); else greedy rollouts run one
                 // leaf at a time, and one state at a time the interpreter
                 // is the faster machine on most games (docs/native.md).
-                let (greedy, win_first, safe) = match &strategy {
-                    Strategy::Mcts(c) => (c.greedy, c.win_first.as_ref().map_or(0, |w| w.len()), c.safe_first),
-                    _ => (false, 0, false),
+                let (greedy, win_first, safe, rave) = match &strategy {
+                    Strategy::Mcts(c) => (c.greedy, c.win_first.as_ref().map_or(0, |w| w.len()), c.safe_first, c.rave),
+                    _ => (false, 0, false, 0.0),
                 };
                 if cfg.lanes && (!greedy || win_first > 0) && m.has_lanes() && wants(&MachineKind::Propnet) {
                     let lanes = if safe { "safe-first" } else { "win-first" };
@@ -954,7 +954,8 @@ fn spawn_builder(
                         (n, true) => format!("{lanes} lanes instead of greedy rollouts ({n} winning moves)"),
                         (n, false) => format!("{lanes} lanes ({n} winning moves)"),
                     };
-                    info!("plan: lane-parallel search, tree on the propnet, rollouts and expansions on the JIT's lanes: {policy}");
+                    let rave = if rave > 0.0 { format!(", RAVE (bias {rave})") } else { String::new() };
+                    info!("plan: lane-parallel search, tree on the propnet, rollouts and expansions on the JIT's lanes: {policy}{rave}");
                     let mut lanes = strategy.clone();
                     if let Strategy::Mcts(c) = &mut lanes {
                         c.lanes = true;

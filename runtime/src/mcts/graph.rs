@@ -76,11 +76,16 @@ pub(crate) struct Edge<Mv> {
     /// worse, so selection and the move played pass it by (MCTS-Solver's
     /// proven losses, Winands et al. 2008). Set by [`Graph::solve`].
     lost: bool,
+    /// RAVE (all moves as first): iterations through the node in which
+    /// the role played this move there or later, and the sum of the
+    /// role's values over them ([`Graph::set_rave`]).
+    amaf: u32,
+    amaf_sum: f32,
 }
 
 impl<Mv> Edge<Mv> {
     fn new(mv: Mv) -> Self {
-        Edge { mv, visits: 0, backed: 0, sum: 0.0, child: NONE, lost: false }
+        Edge { mv, visits: 0, backed: 0, sum: 0.0, child: NONE, lost: false, amaf: 0, amaf_sum: 0.0 }
     }
 }
 
@@ -257,6 +262,8 @@ pub struct RootStats<Mv> {
     pub sums: Vec<f64>,
     /// Proven losses (see `Edge::lost`).
     pub lost: Vec<bool>,
+    /// RAVE's sample counts ([`Graph::set_rave`]; zeros when off).
+    pub amaf: Vec<u32>,
 }
 
 /// Which of `n` moves to play: the most visited, passing proven losses by
@@ -354,6 +361,10 @@ where
     /// rolls out from the child without keeping it. See
     /// [`Graph::set_expand_after`].
     expand_after: u32,
+    /// RAVE's bias `b` (0: off): see [`Graph::set_rave`].
+    rave: f64,
+    /// Moves played below the node being backed up (reused).
+    amaf_seen: Vec<u64>,
 }
 
 impl<M: Simulator> Graph<M>
@@ -385,6 +396,8 @@ where
             expand_terminal: false,
             winning: None,
             expand_after: 1,
+            rave: 0.0,
+            amaf_seen: Vec::new(),
         };
         g.root = g.node_for(m, root)?;
         Ok(g)
@@ -515,6 +528,24 @@ where
             w.dedup();
             Arc::from(w)
         });
+    }
+
+    /// RAVE (Gelly and Silver 2007): each move also keeps the values of
+    /// every iteration through its node in which its role played it
+    /// there or later in the game (all moves as first), and UCB reads a
+    /// move's value as `(1 - w) * mean + w * amaf mean`, with `w = a / (a
+    /// + n + b n a + 1)` for a move of `n` visits and `a` AMAF samples
+    /// (Silver's minimum-error schedule; Sancho's bias `b` is 0.05):
+    /// early on the many AMAF samples decide, later the move's own. `b` =
+    /// 0: off. The moves come with the rollouts
+    /// ([`Graph::backprop_moves`]); where they do not, nothing changes.
+    pub fn set_rave(&mut self, b: f64) {
+        self.rave = if b.is_finite() && b > 0.0 { b } else { 0.0 };
+    }
+
+    /// Whether RAVE is on ([`Graph::set_rave`]).
+    pub fn rave(&self) -> bool {
+        self.rave > 0.0
     }
 
     /// Keeps a child in the graph only from the `n`-th visit of the move
@@ -876,6 +907,7 @@ where
         };
         // Implicit minimax: part of a child's value is its minimax share.
         let alpha = if self.minimax_on() && node.single.is_some() { self.minimax } else { 0.0 };
+        let rave = self.rave;
         let (mut best, mut best_score) = (offset, f64::NEG_INFINITY);
         // From `offset` to the end, then from the start: the first of equal
         // scores wins, so ties go to a random one.
@@ -897,6 +929,11 @@ where
                 Some(&r) => (e.sum * r + c) * r,
                 None => (e.sum + c * v.sqrt()) / v,
             };
+            if rave > 0.0 && e.amaf > 0 {
+                let a = e.amaf as f64;
+                let w = a / (a + v + rave * v * a + 1.0);
+                score += w * (e.amaf_sum as f64 / a - e.sum / v);
+            }
             if alpha > 0.0 {
                 if let Some(share) = self.get(e.child).map(|ch| ch.share).filter(|x| !x.is_nan()) {
                     score += alpha * (self.share_value(share, role) - e.sum / v);
@@ -1123,6 +1160,51 @@ where
         }
     }
 
+    /// [`Graph::backprop`], and with RAVE on ([`Graph::set_rave`]) the
+    /// AMAF statistics: at each node of `path`, every move of a role with
+    /// a choice that the role played there or below, in the path or in
+    /// the rollout (`rollout`: one bit per move index,
+    /// [`Simulator::move_index`]), gets the role's value.
+    pub fn backprop_moves(&mut self, m: &M, path: &[Step], value: &[f64], rollout: &[u64]) {
+        self.backprop(path, value);
+        if self.rave == 0.0 {
+            return;
+        }
+        let mut seen = std::mem::take(&mut self.amaf_seen);
+        seen.clear();
+        seen.extend_from_slice(rollout);
+        for s in path.iter().rev() {
+            let Some(n) = self.get_mut(s.node) else { continue };
+            // The path's own moves here count as played.
+            for (role, &i) in s.moves.iter().enumerate() {
+                if role < n.ends.len() && n.moves(role) > 1 {
+                    if let Some(k) = n.role(role).get(i as usize).and_then(|e| m.move_index(e.mv)) {
+                        let w = k as usize / 64;
+                        if w >= seen.len() {
+                            seen.resize(w + 1, 0);
+                        }
+                        seen[w] |= 1 << (k % 64);
+                    }
+                }
+            }
+            for role in 0..n.ends.len() {
+                if n.moves(role) < 2 {
+                    continue;
+                }
+                let v = value.get(role).copied().unwrap_or(0.0) as f32;
+                let start = if role == 0 { 0 } else { n.ends[role - 1] as usize };
+                for e in &mut n.edges[start..n.ends[role] as usize] {
+                    let Some(k) = m.move_index(e.mv) else { continue };
+                    if seen.get(k as usize / 64).is_some_and(|w| w >> (k % 64) & 1 == 1) {
+                        e.amaf += 1;
+                        e.amaf_sum += v;
+                    }
+                }
+            }
+        }
+        self.amaf_seen = seen;
+    }
+
     /// [`Graph::backprop`] of the value of a terminal or solved leaf
     /// ([`Leaf::Known`]), then solves what it decides on the way up (only
     /// such a value can solve a node).
@@ -1297,6 +1379,7 @@ where
             visits: edges.iter().map(|e| e.visits).collect(),
             sums: edges.iter().map(|e| e.sum).collect(),
             lost: edges.iter().map(|e| e.lost).collect(),
+            amaf: edges.iter().map(|e| e.amaf).collect(),
         })
     }
 

@@ -61,11 +61,22 @@ struct Slot<S> {
     attach: bool,
     /// A terminal child met by the expansion, made a node when its goals come.
     ended: Option<S>,
+    /// The moves its rollout played (one bit per move index), where the
+    /// lanes record them (RAVE).
+    played: Vec<u64>,
 }
 
 impl<S> Default for Slot<S> {
     fn default() -> Self {
-        Slot { path: Vec::new(), state: None, joint: SmallVec::new(), expand: false, attach: false, ended: None }
+        Slot {
+            path: Vec::new(),
+            state: None,
+            joint: SmallVec::new(),
+            expand: false,
+            attach: false,
+            ended: None,
+            played: Vec::new(),
+        }
     }
 }
 
@@ -82,8 +93,19 @@ pub(super) struct Request<S> {
 /// What a rollout thread sends back: the child of an expansion, and the
 /// goals of every rollout.
 pub(super) enum Reply {
-    Expanded { id: u32, child: Vec<u64>, terminal: bool, legal: Vec<Vec<u32>> },
-    Finished { id: u32, goals: SmallVec<[i32; 4]> },
+    Expanded {
+        id: u32,
+        child: Vec<u64>,
+        terminal: bool,
+        legal: Vec<Vec<u32>>,
+    },
+    /// `played`: the moves the rollout played, where the lanes record
+    /// them (else empty).
+    Finished {
+        id: u32,
+        goals: SmallVec<[i32; 4]>,
+        played: Vec<u64>,
+    },
 }
 
 /// The queues to the rollout threads, seen from the search thread.
@@ -231,7 +253,12 @@ where
                 self.error.get_or_insert(e);
             }
         }
-        self.graph.backprop(&slot.path, &self.value);
+        if self.graph.rave() {
+            self.graph.backprop_moves(self.machine, &slot.path, &self.value, &slot.played);
+        } else {
+            self.graph.backprop(&slot.path, &self.value);
+        }
+        slot.played.clear();
         slot.state = None;
         self.rollouts += 1;
     }
@@ -246,7 +273,8 @@ where
                 Reply::Expanded { id, child, terminal, legal } => {
                     self.on_expanded(LANES + id as usize, &child, terminal, &legal);
                 }
-                Reply::Finished { id, goals } => {
+                Reply::Finished { id, goals, played } => {
+                    self.slots[LANES + id as usize].played = played;
                     self.on_finished(LANES + id as usize, &goals);
                     if let Some(r) = self.remote.as_mut() {
                         r.free.push(id);
@@ -341,6 +369,12 @@ where
         self.service();
     }
 
+    fn played(&mut self, lane: usize, inputs: &[u64]) {
+        let p = &mut self.slots[lane].played;
+        p.clear();
+        p.extend_from_slice(inputs);
+    }
+
     fn expanded(&mut self, lane: usize, child: &[u64], terminal: bool, legal: &[Vec<u32>]) {
         self.on_expanded(lane, child, terminal, legal);
     }
@@ -363,6 +397,8 @@ where
     attach: [bool; LANES],
     states: Vec<Option<M::State>>,
     joints: Vec<SmallVec<[u32; 4]>>,
+    /// Per lane: the moves its rollout played (where the lanes record them).
+    played: Vec<Vec<u64>>,
     /// Requests asked for in vain since the last one came.
     misses: u32,
 }
@@ -387,6 +423,7 @@ where
             attach: [false; LANES],
             states: vec![None; LANES],
             joints: vec![SmallVec::new(); LANES],
+            played: vec![Vec::new(); LANES],
             misses: 0,
         }
     }
@@ -442,7 +479,12 @@ where
 
     fn finished(&mut self, lane: usize, goals: &[i32], _length: u32) {
         self.states[lane] = None;
-        self.send(Reply::Finished { id: self.ids[lane], goals: goals.iter().copied().collect() });
+        let played = std::mem::take(&mut self.played[lane]);
+        self.send(Reply::Finished { id: self.ids[lane], goals: goals.iter().copied().collect(), played });
+    }
+
+    fn played(&mut self, lane: usize, inputs: &[u64]) {
+        self.played[lane] = inputs.to_vec();
     }
 
     fn expanded(&mut self, lane: usize, child: &[u64], terminal: bool, legal: &[Vec<u32>]) {

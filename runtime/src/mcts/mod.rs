@@ -126,6 +126,10 @@ pub struct Config {
     /// A child joins the graph from this visit of the move to it on
     /// ([`Graph::set_expand_after`]; 1: at once).
     pub expand_after: u32,
+    /// RAVE's bias (0: off; Sancho's is 0.05): lane rollouts report the
+    /// moves they play and UCB blends in their all-moves-as-first values
+    /// ([`Graph::set_rave`]).
+    pub rave: f64,
 }
 
 impl Default for Config {
@@ -152,6 +156,7 @@ impl Default for Config {
             goal_max: Vec::new(),
             expand_terminal: false,
             expand_after: EXPAND_AFTER,
+            rave: 0.0,
         }
     }
 }
@@ -264,6 +269,7 @@ where
     if let (Some(mat), true) = (&config.material, config.cutoff > 0) {
         r.set_cutoff(Some((config.cutoff, mat)));
     }
+    r.set_record_moves(config.rave > 0.0);
     Some(r)
 }
 
@@ -319,6 +325,7 @@ where
         graph.set_expand_terminal(config.expand_terminal);
         graph.set_winning(config.win_first.clone());
         graph.set_expand_after(config.expand_after);
+        graph.set_rave(config.rave);
         let seeds = Rng::new(config.seed ^ 0x5eed);
         let per_request = if config.batch { machine.preferred_batch() } else { 1 };
         let runner = if config.lanes { lane_runner(&machine, &config) } else { None };

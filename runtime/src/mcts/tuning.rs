@@ -75,6 +75,9 @@ pub struct Tuning {
     /// `cutoff=N`: where material is in play, lane rollouts stop after N
     /// steps, valued by material ([`Config::cutoff`]; 0: off).
     pub cutoff: u32,
+    /// `rave=B`: RAVE with bias B over lane rollouts ([`Config::rave`];
+    /// 0: off).
+    pub rave: f64,
 }
 
 impl Default for Tuning {
@@ -91,6 +94,7 @@ impl Default for Tuning {
             mast: None,
             exploration: None,
             cutoff: 0,
+            rave: 0.0,
         }
     }
 }
@@ -125,12 +129,13 @@ impl std::str::FromStr for Tuning {
                 "mast" => t.mast = Some(within(v, 0.0..=1.0, "off or a share from 0 to 1").map_err(bad)?),
                 "minimax" => t.minimax = within(v, 0.0..=1.0, "a weight from 0 to 1").map_err(bad)?,
                 "cutoff" => t.cutoff = within(v, 0..=10_000, "a count of steps from 0 (off) to 10000").map_err(bad)?,
+                "rave" => t.rave = within(v, 0.0..=1.0, "a bias from 0 (off) to 1").map_err(bad)?,
                 "exploration" => {
                     t.exploration = Some(within(v, 0.0..=10.0, "a constant from 0 to 10").map_err(bad)?)
                 }
                 _ => {
                     return Err(format!(
-                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, expand-terminal, expand-after, minimax, mast, exploration, cutoff)"
+                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave)"
                     ))
                 }
             }
@@ -177,6 +182,7 @@ impl Tuning {
         c.minimax = self.minimax;
         c.cutoff = if c.material.is_some() { self.cutoff } else { 0 };
         c.mast = self.mast;
+        c.rave = self.rave;
         if factored {
             c.factors = a.factors.iter().map(|f| f.moves.clone()).collect();
         }
@@ -197,6 +203,9 @@ mod tests {
         assert_eq!("win-first=off".parse::<Tuning>().unwrap().win_first, Switch::Off);
         assert_eq!("expand-after=3".parse::<Tuning>().unwrap().expand_after, 3);
         assert_eq!("exploration=0.4".parse::<Tuning>().unwrap().exploration, Some(0.4));
+        assert_eq!("rave=0.05".parse::<Tuning>().unwrap().rave, 0.05);
+        assert!("rave=2".parse::<Tuning>().is_err());
+        assert!("rave=-1".parse::<Tuning>().is_err());
         assert_eq!("".parse::<Tuning>().unwrap(), Tuning::default());
         let bad_ones = ["material", "weight=x", "weight=5000", "greedy=maybe", "win-first=2", "speed=11"];
         for bad in bad_ones.into_iter().chain([
