@@ -34,6 +34,11 @@
 #   GAMES="..."     games (paths under $CORPUS), default the ten below
 #   CORPUS=../shared/games
 #   JOBS=1          games played at once (each job serves its own players)
+#   COPIES=1        jobs per game: each plays MATCHES per seat with players
+#                   seeded by its copy number (--seed), in OUT/<opp>/<game>~N
+#                   (copies after the first); the table adds them up. With
+#                   many cores, JOBS=8 COPIES=4 plays 4x the matches in the
+#                   time of one job's
 #   OUT=strength-suite  records and logs; the table is OUT/table.txt
 #   PORT=9400       first port for `cmd:` players (PORT + job number)
 set -euo pipefail
@@ -46,6 +51,7 @@ MARGIN=${MARGIN:-0.9}
 JOBS=${JOBS:-1}
 OUT=${OUT:-strength-suite}
 PORT=${PORT:-9400}
+COPIES=${COPIES:-1}
 CORPUS=${CORPUS:-../shared/games}
 GAMES=${GAMES:-"base/breakthrough base/knightThrough ggp-base-games/connectFour base/pentago.v1
 base/nineBoardTicTacToe base/reversi base/hex base/checkers base/skirmish base/speedChess"}
@@ -68,7 +74,7 @@ serve() {
   : > "$log"
   # shellcheck disable=SC2086
   "$bin" serve --port 0 --host 127.0.0.1 --name "$name" --threads 1 --margin "$MARGIN" \
-    --log-dir "$OUT/logs" $flags > "$log" 2>&1 &
+    --seed "${SEED:-1}" --log-dir "$OUT/logs" $flags > "$log" 2>&1 &
   echo $! >> "$5"
   for _ in $(seq 100); do
     local url
@@ -80,15 +86,17 @@ serve() {
   return 1
 }
 
-# One opponent on one game: the matches of job $3, both seats.
+# One opponent on one game: the matches of job $3 (copy $4), both seats.
 play() {
-  local opp=$1 game=$2 job=$3
+  local opp=$1 game=$2 job=$3 copy=$4
+  local SEED=$copy
   local kind=${opp%%:*} rest=${opp#*:}
   local name=${rest%%=*} what=${rest#*=}
   [ "$kind" = uct ] && name=uct
   local stem
   stem=$(basename "$game")
   local dir="$OUT/$name/$stem" pids="$OUT/.pids.$job"
+  [ "$copy" -gt 1 ] && dir="$dir~$copy"
   mkdir -p "$dir"
   : > "$pids"
   local me other
@@ -136,10 +144,12 @@ echo "suite: $PROPEL ${ARGS:-} against $*; $(date -u +%FT%TZ); load $(cut -d' ' 
 for opp in "$@"; do
   job=0
   for game in $GAMES; do
-    play "$opp" "$game" "$job" &
-    job=$((job + 1))
-    # At most JOBS jobs at once.
-    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+    for copy in $(seq "$COPIES"); do
+      play "$opp" "$game" "$job" "$copy" &
+      job=$((job + 1))
+      # At most JOBS jobs at once.
+      while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+    done
   done
   wait
 done
