@@ -339,10 +339,15 @@ impl<'a, M: Module> Emitter<'a, M> {
     }
 
     pub(super) fn data(&mut self, name: &str, bytes: Vec<u8>) -> Result<DataId, ModuleError> {
+        self.data_aligned(name, bytes, 8)
+    }
+
+    /// [`Emitter::data`] aligned to `align` bytes.
+    pub(super) fn data_aligned(&mut self, name: &str, bytes: Vec<u8>, align: u64) -> Result<DataId, ModuleError> {
         let id = self.module.declare_data(name, Linkage::Local, false, false)?;
         let mut d = DataDescription::new();
         d.define(bytes.into_boxed_slice());
-        d.set_align(8);
+        d.set_align(align);
         self.module.define_data(id, &d)?;
         Ok(id)
     }

@@ -31,38 +31,53 @@ const SHIFT: u32 = 3;
 
 /// The tables of one engine, as bytes for the data section.
 struct Tables {
-    /// Per component: first reader entry (low 32 bits), count (high).
+    /// Per component, 16 bytes (one aligned piece of a cache line, read
+    /// once per component popped): its first reader entry, its first
+    /// reader that counts up, the end of its readers (three `u32`s), and
+    /// the offset of its cycle's pending flag or `NONE`.
     heads: Vec<u8>,
-    /// Reader entries: `component << SHIFT | PUSH | SLOW | DOWN`.
+    /// Reader entries: `component << SHIFT | PUSH | SLOW | DOWN`, each
+    /// component's readers that count down before those that count up:
+    /// the loop runs over the two runs with a fixed direction each, so a
+    /// reader's update needs no select on its direction. The order
+    /// changes which flips are transient (a reader flipped and flipped
+    /// back within one propagation): down first measured 7-10% faster on
+    /// hex, speedChess and othello than the fan-out's own order, and up
+    /// first 20% slower on chess_200.
     readers: Vec<u8>,
     /// Per component: first trigger (low 32 bits), count (high).
     trig_heads: Vec<u8>,
     /// Triggers: byte offset of the bit's word in the instance `<< 6 |
     /// bit`.
     trigs: Vec<u8>,
-    /// Per component: offset of its cycle's pending flag, or `NONE`.
-    pending: Vec<u8>,
 }
 
 impl<M: Module> Emitter<'_, M> {
     fn tables(&self) -> Tables {
         let n = self.fanout.len();
         let mut t = Tables {
-            heads: Vec::with_capacity(8 * n),
+            heads: Vec::with_capacity(16 * n),
             readers: Vec::new(),
             trig_heads: Vec::with_capacity(8 * n),
             trigs: Vec::new(),
-            pending: Vec::with_capacity(4 * n),
         };
         let mut start = 0u64;
         let mut trig_start = 0u64;
         for c in 0..n {
             let fans = &self.fanout[c];
-            t.heads.extend_from_slice(&(start | (fans.len() as u64) << 32).to_le_bytes());
+            let down = |f: u32| super::layout::counts_down(self.net.kind(f));
+            let downs = fans.iter().filter(|&&f| down(f)).count() as u64;
+            let s = self.scc_of[c];
+            let pending = if s == NONE { NONE } else { self.layout.pending + s };
+            for x in [start, start + downs, start + fans.len() as u64] {
+                t.heads.extend_from_slice(&(x as u32).to_le_bytes());
+            }
+            t.heads.extend_from_slice(&pending.to_le_bytes());
             start += fans.len() as u64;
-            for &f in fans {
+            let ordered = fans.iter().filter(|&&f| down(f)).chain(fans.iter().filter(|&&f| !down(f)));
+            for &f in ordered {
                 let mut e = f << SHIFT;
-                if super::layout::counts_down(self.net.kind(f)) {
+                if down(f) {
                     e |= DOWN;
                 }
                 if !self.triggers[f as usize].is_empty() || self.scc_of[f as usize] != NONE {
@@ -84,9 +99,6 @@ impl<M: Module> Emitter<'_, M> {
                 let word = region + 8 * (i / 64);
                 t.trigs.extend_from_slice(&((word << 6) | (i % 64)).to_le_bytes());
             }
-            let s = self.scc_of[c];
-            let p = if s == NONE { NONE } else { self.layout.pending + s };
-            t.pending.extend_from_slice(&p.to_le_bytes());
         }
         t
     }
@@ -104,33 +116,34 @@ impl<M: Module> Emitter<'_, M> {
             }
             v
         };
-        let heads = self.data(&format!("{p}_fan_heads"), pad(t.heads))?;
+        let heads = self.data_aligned(&format!("{p}_fan_heads"), pad(t.heads), 16)?;
         let readers = self.data(&format!("{p}_fan_readers"), pad(t.readers))?;
         let trig_heads = self.data(&format!("{p}_trig_heads"), pad(t.trig_heads))?;
         let trigs = self.data(&format!("{p}_trigs"), pad(t.trigs))?;
-        let pending = self.data(&format!("{p}_pending_offsets"), pad(t.pending))?;
         let maxfan = self.fanout.iter().map(Vec::len).max().unwrap_or(0) as i64;
         let layout = self.layout.clone();
         let mem = self.mem;
         self.define(
             id,
-            |e, func| [heads, readers, trig_heads, trigs, pending].map(|d| e.module.declare_data_in_func(d, func)),
+            |e, func| [heads, readers, trig_heads, trigs].map(|d| e.module.declare_data_in_func(d, func)),
             |_, b, params, gvs| {
                 let inst = params[0];
-                let [heads, readers, trig_heads, trigs, pending] = gvs.map(|gv| b.ins().symbol_value(I64, gv));
+                let [heads, readers, trig_heads, trigs] = gvs.map(|gv| b.ins().symbol_value(I64, gv));
                 let stack = Stack::open(b, inst, &layout);
                 // Above this address a component's pushes could pass the capacity.
                 let limit = b.ins().iadd_imm_s(stack.base, 4 * (layout.stack_cap as i64 - maxfan));
                 let (j, end, d, up) = (b.declare_var(I64), b.declare_var(I64), b.declare_var(I32), b.declare_var(I32));
-                let neg_d = b.declare_var(I32);
+                // The end of the run of readers being updated, their
+                // counters' change (d, then -d) and their new output.
+                let (stop, dd) = (b.declare_var(I64), b.declare_var(I32));
                 let (k, kend, f, now, flipped) =
                     (b.declare_var(I64), b.declare_var(I64), b.declare_var(I64), b.declare_var(I32), b.declare_var(I8));
                 // Every variable starts defined, so that no path reads one unset.
-                for v in [j, end, k, kend, f] {
+                for v in [j, end, stop, k, kend, f] {
                     let z = b.ins().iconst(I64, 0);
                     b.def_var(v, z);
                 }
-                for v in [d, neg_d, up, now] {
+                for v in [d, dd, up, now] {
                     let z = b.ins().iconst(I32, 0);
                     b.def_var(v, z);
                 }
@@ -141,6 +154,8 @@ impl<M: Module> Emitter<'_, M> {
                 let not_empty = b.create_block();
                 let reader = b.create_block();
                 let next = b.create_block();
+                let run_end = b.create_block();
+                let ups = b.create_block();
                 let slow = b.create_block();
                 let set_pending = b.create_block();
                 let trig_check = b.create_block();
@@ -169,20 +184,43 @@ impl<M: Module> Emitter<'_, M> {
                 let dv = b.ins().iadd_imm_s(twice, -1);
                 b.def_var(d, dv);
                 let nd = b.ins().ineg(dv);
-                b.def_var(neg_d, nd);
+                b.def_var(dd, nd);
                 b.def_var(up, u);
+                let nu = b.ins().bxor_imm_s(u, 1);
+                b.def_var(now, nu);
                 let c64 = b.ins().uextend(I64, c);
-                let (s, e_) = range_of(b, heads, c64);
-                b.def_var(j, s);
-                b.def_var(end, e_);
+                let at = b.ins().ishl_imm_u(c64, 4);
+                let at = b.ins().iadd(heads, at);
+                let trusted = MemFlagsData::trusted();
+                let [first, split, last] = [0, 4, 8].map(|o| b.ins().uload32(trusted, at, o));
+                b.def_var(j, first);
+                b.def_var(stop, split);
+                b.def_var(end, last);
                 b.ins().jump(next, &[]);
 
-                // next: the component's next reader, or the next entry.
+                // next: the run's next reader, or the end of the run.
                 b.switch_to_block(next);
                 let jv = b.use_var(j);
+                let sv = b.use_var(stop);
+                let done = b.ins().icmp(IntCC::Equal, jv, sv);
+                b.ins().brif(done, run_end, &[], reader, &[]);
+
+                // run_end: after the readers that count down (their
+                // counters take -d, their output is the opposite), those
+                // that count up; after those, the next entry.
+                b.switch_to_block(run_end);
+                let sv = b.use_var(stop);
                 let ev = b.use_var(end);
-                let done = b.ins().icmp(IntCC::Equal, jv, ev);
-                b.ins().brif(done, pop, &[], reader, &[]);
+                let last = b.ins().icmp(IntCC::Equal, sv, ev);
+                b.ins().brif(last, pop, &[], ups, &[]);
+                b.switch_to_block(ups);
+                let ev = b.use_var(end);
+                b.def_var(stop, ev);
+                let dv = b.use_var(d);
+                b.def_var(dd, dv);
+                let uv = b.use_var(up);
+                b.def_var(now, uv);
+                b.ins().jump(next, &[]);
 
                 // reader: its counter and the flip.
                 b.switch_to_block(reader);
@@ -192,22 +230,16 @@ impl<M: Module> Emitter<'_, M> {
                 let r = b.ins().uload32(mem, at, 0);
                 let j1 = b.ins().iadd_imm_s(jv, 1);
                 b.def_var(j, j1);
-                // A reader that counts down takes -d.
-                let down = b.ins().band_imm_s(r, DOWN as i64);
-                let down = b.ins().ireduce(I32, down);
-                let (dv, nd) = (b.use_var(d), b.use_var(neg_d));
-                let dd = b.ins().select(down, nd, dv);
+                let ddv = b.use_var(dd);
                 // The counter at 4 * component: (r >> 1) with the flag bits cleared.
                 let off = b.ins().ushr_imm_u(r, (SHIFT - 2) as i64);
                 let off = b.ins().band_imm_s(off, !3);
                 let addr = b.ins().iadd(inst, off);
                 let before = b.ins().load(I32, mem, addr, layout.counters as i32);
-                let (after, of) = b.ins().sadd_overflow(before, dd);
+                let (after, of) = b.ins().sadd_overflow(before, ddv);
                 b.ins().store(mem, after, addr, layout.counters as i32);
-                let uv = b.use_var(up);
-                let nowv = b.ins().bxor(uv, down);
+                let nowv = b.use_var(now);
                 b.def_var(f, r);
-                b.def_var(now, nowv);
                 b.def_var(flipped, of);
                 // Most updates flip nothing: a predictable branch lets the
                 // processor run ahead to the next readers' counters.
@@ -236,9 +268,9 @@ impl<M: Module> Emitter<'_, M> {
                 b.switch_to_block(slow);
                 let rv = b.use_var(f);
                 let fv = b.ins().ushr_imm_u(rv, SHIFT as i64);
-                let at = b.ins().ishl_imm_u(fv, 2);
-                let at = b.ins().iadd(pending, at);
-                let po = b.ins().load(I32, mem, at, 0);
+                let at = b.ins().ishl_imm_u(fv, 4);
+                let at = b.ins().iadd(heads, at);
+                let po = b.ins().load(I32, mem, at, 12);
                 let in_cycle = b.ins().icmp_imm_s(IntCC::NotEqual, po, NONE as i64);
                 let dv = b.use_var(d);
                 let dec = b.ins().icmp_imm_s(IntCC::SignedLessThan, dv, 0);
