@@ -29,12 +29,34 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("propel-cli-{}", std::process::id()));
+/// A file written for one test, in a folder of its own that goes with
+/// it (kept when the test fails, to look at).
+struct TempFile {
+    dir: PathBuf,
+    path: PathBuf,
+}
+
+impl std::ops::Deref for TempFile {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+fn temp_file(name: &str, text: &str) -> TempFile {
+    let dir = std::env::temp_dir().join(format!("propel-cli-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    TempFile { dir, path }
 }
 
 #[test]
