@@ -236,6 +236,31 @@ fn greedy_search_leaves_the_lanes() {
     assert_eq!(v["rollout_policy"].as_str(), Some("greedy"), "{v}");
 }
 
+/// `search --analyse` searches as the player would after its analysis:
+/// on breakthrough the analysis finds material (children join at once)
+/// and winning moves (win-first lanes); `--search` changes that as the
+/// player's does, and is refused without `--analyse`.
+#[test]
+fn search_with_the_analysis_searches_as_the_player() {
+    let run = |extra: &[&str]| -> Value {
+        let mut args = vec!["search", "games/breakthrough.kif", "--seconds", "0.2", "--analyse", "1", "--json"];
+        args.extend_from_slice(extra);
+        let o = propel(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str(stdout(&o).trim()).unwrap()
+    };
+    let v = run(&[]);
+    assert_eq!(v["rollout_policy"].as_str(), Some("win-first lanes"), "{v}");
+    assert_eq!(v["expand_after"], 1, "{v}");
+    let v = run(&["--search", "cutoff=12"]);
+    assert_eq!(v["rollout_policy"].as_str(), Some("win-first lanes, cut by material"), "{v}");
+    let v = run(&["--search", "material=off,greedy=off"]);
+    assert_eq!(v["rollout_policy"].as_str(), Some("lanes"), "{v}");
+    assert_eq!(v["expand_after"], 3, "{v}");
+    let o = propel(&["search", "games/breakthrough.kif", "--seconds", "0.1", "--search", "cutoff=12"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
 #[test]
 fn playouts_warn_once_about_undefined_goals() {
     let g = temp_file("nogoal.kif", "(role a) (init s) (legal a go) (<= terminal (true s)) (<= (goal a 50) (true z))");

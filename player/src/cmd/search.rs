@@ -8,6 +8,8 @@ use crate::machines::{with_machine, Chosen, MachineArgs};
 use crate::opts;
 use crate::position::PositionArgs;
 use anyhow::Result;
+use propel_runtime::analysis::Analysis;
+use propel_runtime::build::prepare;
 use propel_runtime::mcts::{Config, Mode, Search, Stats};
 use propel_runtime::simulate::Simulator;
 use std::path::PathBuf;
@@ -84,6 +86,17 @@ pub struct Args {
     /// (docs/mcts.md).
     #[arg(long, default_value_t = 0.0, value_parser = opts::rave(), allow_hyphen_values = true)]
     rave: f64,
+    /// Run the player's meta-game analysis for this many seconds (0.1 to
+    /// 600) first and search as the player would with it (material,
+    /// greedy or win-first rollouts, exploration, expansion; the flags
+    /// above that it decides are replaced), so that a match's search can
+    /// be replayed on a position.
+    #[arg(long, value_parser = opts::seconds(), allow_hyphen_values = true)]
+    analyse: Option<f64>,
+    /// With `--analyse`: the player's search settings (`propel serve
+    /// --search`, KEY=VALUE,...; docs/mcts.md).
+    #[arg(long, default_value = "", requires = "analyse")]
+    search: propel_runtime::mcts::Tuning,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -108,7 +121,7 @@ struct Outcome {
     best: Option<(String, f64, u32)>,
 }
 
-fn go<M: Simulator>(m: M, chosen: Chosen, a: &Args) -> Result<Outcome>
+fn go<M: Simulator>(m: M, chosen: Chosen, a: &Args, analysis: Option<&Analysis>) -> Result<Outcome>
 where
     M::State: Send + Sync,
     M::Move: Send + Sync,
@@ -123,7 +136,7 @@ where
         None
     };
     let s0 = m.initial_state()?;
-    let cfg = Config {
+    let mut cfg = Config {
         threads: a.threads,
         mode: a.mode,
         pool: a.pool,
@@ -145,6 +158,15 @@ where
         rave: a.rave,
         ..Config::default()
     };
+    if let Some(an) = analysis {
+        a.search.configure(&mut cfg, an, true, false);
+        // As the player: greedy rollouts with no winning moves for lanes
+        // run one leaf at a time.
+        cfg.lanes = !a.no_lanes && (!cfg.greedy || cfg.win_first.is_some());
+        if a.rave > 0.0 {
+            cfg.rave = a.rave;
+        }
+    }
     let mut search = Search::new(m, s0, cfg)?;
     let deadline = Instant::now() + Duration::from_secs_f64(a.seconds);
     let stats = search.run(deadline)?;
@@ -161,7 +183,17 @@ where
 pub fn run(a: Args) -> Result<ExitCode> {
     let game = a.machine.load_game(&a.game)?;
     let game = a.machine.at_position(game, &a.position, &a.game)?;
-    let out = with_machine!(a.machine, game, true, |m, chosen| go(m, chosen, &a)?);
+    let analysis = match a.analyse {
+        Some(secs) => {
+            // The player analyses the game it builds, with the same options.
+            let opts = a.machine.build.build_options()?;
+            let p = prepare(&game, &opts).map_err(|e| anyhow::anyhow!("the analysis needs a propnet: {e}"))?;
+            let budget = Duration::from_secs_f64(secs.clamp(0.1, 600.0));
+            Some(propel_runtime::analysis::analyse(p.net(), p.goal_net(), &p.propnet(), budget, a.seed, false)?)
+        }
+        None => None,
+    };
+    let out = with_machine!(a.machine, game, true, |m, chosen| go(m, chosen, &a, analysis.as_ref())?);
     let s = &out.stats;
     if a.json {
         println!(
