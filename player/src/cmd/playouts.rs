@@ -127,7 +127,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
 }
 
 /// Native playouts from the initial state for `duration` (at least one
-/// batch), in batches of [`BATCH`] (bit-parallel where the code can).
+/// batch), in batches of up to [`BATCH`] (bit-parallel where the code
+/// can): the first of one lane-ful, doubling while a batch takes under a
+/// twentieth of `duration`, so that slow games (one at a time: 4,096 of
+/// chess_200's took 8 s) end near their time.
 /// Never inlined: `scripts/instructions.sh` counts instructions inside it.
 #[inline(never)]
 fn fast_playouts(m: &mut NativeMachine, duration: Duration, count: Option<u64>, seed: u64) -> Result<PlayoutStats> {
@@ -138,10 +141,15 @@ fn fast_playouts(m: &mut NativeMachine, duration: Duration, count: Option<u64>, 
     let s0 = m.initial_state()?;
     let (mut goals, mut lengths) = (Vec::new(), Vec::new());
     let start = std::time::Instant::now();
+    let mut size = propel_runtime::lanes::LANES;
     loop {
-        let n = count.map_or(BATCH, |c| (c - stats.playouts).min(BATCH as u64) as usize);
+        let n = count.map_or(size, |c| (c - stats.playouts).min(BATCH as u64) as usize);
         let max = propel_runtime::playout::MAX_PLAYOUT_STEPS as u32;
+        let t = std::time::Instant::now();
         m.playouts(&s0, n, rng.next_u64(), max, &mut goals, &mut lengths)?;
+        if t.elapsed() < duration / 20 {
+            size = (2 * size).min(BATCH);
+        }
         stats.playouts += n as u64;
         stats.states += lengths.iter().map(|&l| l as u64).sum::<u64>();
         for g in goals.chunks(roles.max(1)) {
