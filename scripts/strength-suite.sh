@@ -35,7 +35,7 @@
 #   CORPUS=../shared/games
 #   JOBS=1          games played at once (each job serves its own players)
 #   COPIES=1        jobs per game: each plays MATCHES per seat with players
-#                   seeded by its copy number (--seed), in OUT/<opp>/<game>~N
+#                   seeded by its copy number (--seed), in OUT/<opp>/<game>.copyN
 #                   (copies after the first); the table adds them up. With
 #                   many cores, JOBS=8 COPIES=4 plays 4x the matches in the
 #                   time of one job's
@@ -96,7 +96,7 @@ play() {
   local stem
   stem=$(basename "$game")
   local dir="$OUT/$name/$stem" pids="$OUT/.pids.$job"
-  [ "$copy" -gt 1 ] && dir="$dir~$copy"
+  [ "$copy" -gt 1 ] && dir="$dir.copy$copy"
   mkdir -p "$dir"
   : > "$pids"
   local me other

@@ -13,6 +13,7 @@ the whole suite per opponent.
 
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -100,8 +101,8 @@ def main():
             others = [g for i, g in enumerate(goals) if i != seat]
             best = max(others) if others else goals[seat]
             score = 1.0 if goals[seat] > best else 0.0 if goals[seat] < best else 0.5
-            # Copies of a game (COPIES=N: <game>~N) count as the game.
-            t = games.setdefault(rec_path.parent.name.split("~")[0], Tally())
+            # Copies of a game (COPIES=N: <game>.copyN) count as the game.
+            t = games.setdefault(re.sub(r"\.copy\d+$", "", rec_path.parent.name), Tally())
             t.add(score, seat)
             t.errors += errors_of(rec, seat)
             t.opp_errors += sum(errors_of(rec, i) for i in range(len(names)) if i != seat)
