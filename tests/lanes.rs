@@ -7,7 +7,7 @@
 //! the reference too, and end breakthrough's random games sooner.
 
 use propel_runtime::analysis::winning_moves;
-use propel_runtime::build::{prepare, BuildOptions};
+use propel_runtime::build::{prepare, BuildOptions, Prepared};
 use propel_runtime::heuristic::Material;
 use propel_runtime::lanes::{Lanes, Reference};
 use propel_runtime::playout::{playout, PlayoutStats};
@@ -21,6 +21,14 @@ fn load(path: &Path) -> Arc<propel_compiler::Game> {
     Arc::new(propel_compiler::load_file(path).unwrap_or_else(|e| panic!("{e}")))
 }
 
+/// A game's build and its JIT machine.
+fn jit_of(path: &Path) -> (Prepared, NativeMachine) {
+    let game = load(path);
+    let p = prepare(&game, &BuildOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let (m, _) = p.jit(&game.name).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    (p, m)
+}
+
 /// The generated lane code and the reference give the same playouts.
 fn check_exact(path: &Path, count: usize, seeds: &[u64]) {
     check_exact_win_first(path, count, seeds, &[]);
@@ -28,9 +36,7 @@ fn check_exact(path: &Path, count: usize, seeds: &[u64]) {
 
 /// [`check_exact`] with win-first lanes taking `winning` on both sides.
 fn check_exact_win_first(path: &Path, count: usize, seeds: &[u64], winning: &[u32]) {
-    let game = load(path);
-    let p = prepare(&game, &BuildOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let (mut m, _) = p.jit(&game.name).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let (p, mut m) = jit_of(path);
     let code = m.code().clone();
     let plan = code.lanes().unwrap_or_else(|| panic!("{}: no lane code", path.display()));
     let s0 = m.initial_state().unwrap();
@@ -268,10 +274,7 @@ fn pawns(m: &NativeMachine) -> Material {
 /// code and the reference evaluator cut the same games alike.
 #[test]
 fn cut_rollouts_stop_at_their_depth_and_are_valued_by_material() {
-    let path = root().join("games/breakthrough.kif");
-    let game = load(&path);
-    let p = prepare(&game, &BuildOptions::default()).unwrap();
-    let (mut m, _) = p.jit(&game.name).unwrap();
+    let (p, mut m) = jit_of(&root().join("games/breakthrough.kif"));
     let code = m.code().clone();
     let plan = code.lanes().expect("lane code");
     let s0 = m.initial_state().unwrap();
@@ -352,10 +355,7 @@ fn recorded_moves_are_the_moves_each_playout_played() {
             self.got.push((std::mem::take(&mut self.played[lane]), length));
         }
     }
-    let path = root().join("games/tictactoe.kif");
-    let game = load(&path);
-    let p = prepare(&game, &BuildOptions::default()).unwrap();
-    let (mut m, _) = p.jit(&game.name).unwrap();
+    let (p, mut m) = jit_of(&root().join("games/tictactoe.kif"));
     let code = m.code().clone();
     let plan = code.lanes().expect("lane code");
     let s0 = m.initial_state().unwrap();
