@@ -42,4 +42,6 @@ fn every_corpus_game_is_valid_or_rejected_with_a_reason() {
         let row = rows.iter().find(|r| r[0] == f).unwrap_or_else(|| panic!("{f} missing"));
         assert_eq!(row[1], "valid", "{row:?}");
     }
+    // Kept when the test fails, to look at.
+    let _ = std::fs::remove_file(&tsv);
 }
