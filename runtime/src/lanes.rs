@@ -284,11 +284,6 @@ impl Lanes {
         self.moves = on.then(|| MoveLog::new(plan));
     }
 
-    /// Whether the lanes record their moves.
-    pub fn records_moves(&self) -> bool {
-        self.moves.is_some()
-    }
-
     /// Material-cutoff rollouts: a lane whose playout has run `steps`
     /// steps (at least 2) without ending stops there, and counts as a win
     /// (100 to 0) for the role whose share of the material grew against

@@ -410,11 +410,6 @@ impl LaneRunner {
         }
     }
 
-    /// Whether the lanes record their moves.
-    pub fn records_moves(&self) -> bool {
-        self.lanes.records_moves()
-    }
-
     /// Material-cutoff rollouts in this runner's lanes (see
     /// [`Lanes::set_cutoff`]; `None`: playouts to the end).
     pub fn set_cutoff(&mut self, cutoff: Option<(u32, &crate::heuristic::Material)>) {

@@ -160,6 +160,12 @@ impl<S, Mv> Node<S, Mv> {
         &self.edges[start..self.ends[r] as usize]
     }
 
+    /// [`Node::role`], to change.
+    fn role_mut(&mut self, r: usize) -> &mut [Edge<Mv>] {
+        let start = if r == 0 { 0 } else { self.ends[r - 1] as usize };
+        &mut self.edges[start..self.ends[r] as usize]
+    }
+
     /// The number of legal moves of role `r`.
     fn moves(&self, r: usize) -> usize {
         let start = if r == 0 { 0 } else { self.ends[r - 1] } as usize;
@@ -541,11 +547,6 @@ where
     /// ([`Graph::backprop_moves`]); where they do not, nothing changes.
     pub fn set_rave(&mut self, b: f64) {
         self.rave = if b.is_finite() && b > 0.0 { b } else { 0.0 };
-    }
-
-    /// Whether RAVE is on ([`Graph::set_rave`]).
-    pub fn rave(&self) -> bool {
-        self.rave > 0.0
     }
 
     /// Keeps a child in the graph only from the `n`-th visit of the move
@@ -1176,24 +1177,21 @@ where
         for s in path.iter().rev() {
             let Some(n) = self.get_mut(s.node) else { continue };
             // The path's own moves here count as played.
-            for (role, &i) in s.moves.iter().enumerate() {
-                if role < n.ends.len() && n.moves(role) > 1 {
-                    if let Some(k) = n.role(role).get(i as usize).and_then(|e| m.move_index(e.mv)) {
-                        let w = k as usize / 64;
-                        if w >= seen.len() {
-                            seen.resize(w + 1, 0);
-                        }
-                        seen[w] |= 1 << (k % 64);
+            n.each_role_choice(&s.moves, |_, e| {
+                if let Some(k) = m.move_index(e.mv) {
+                    let w = k as usize / 64;
+                    if w >= seen.len() {
+                        seen.resize(w + 1, 0);
                     }
+                    seen[w] |= 1 << (k % 64);
                 }
-            }
+            });
             for role in 0..n.ends.len() {
                 if n.moves(role) < 2 {
                     continue;
                 }
                 let v = value.get(role).copied().unwrap_or(0.0) as f32;
-                let start = if role == 0 { 0 } else { n.ends[role - 1] as usize };
-                for e in &mut n.edges[start..n.ends[role] as usize] {
+                for e in n.role_mut(role) {
                     let Some(k) = m.move_index(e.mv) else { continue };
                     if seen.get(k as usize / 64).is_some_and(|w| w >> (k % 64) & 1 == 1) {
                         e.amaf += 1;

@@ -253,11 +253,7 @@ where
                 self.error.get_or_insert(e);
             }
         }
-        if self.graph.rave() {
-            self.graph.backprop_moves(self.machine, &slot.path, &self.value, &slot.played);
-        } else {
-            self.graph.backprop(&slot.path, &self.value);
-        }
+        self.graph.backprop_moves(self.machine, &slot.path, &self.value, &slot.played);
         slot.played.clear();
         slot.state = None;
         self.rollouts += 1;
