@@ -139,6 +139,9 @@ pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass])
     let eliminated = build(ground, passes, t, &deadline);
     let edges = |r: &Result<Compiled, CompileError>| r.as_ref().map(|c| c.net.counts().edges).ok();
     tracing::debug!(plain = ?edges(&plain), eliminated = ?edges(&eliminated), "variable elimination: edges");
+    if let Err(e) = &eliminated {
+        tracing::debug!(error = %e, "variable elimination: the second build failed");
+    }
     let always = limits.always_eliminate;
     let keep = match (edges(&plain), edges(&eliminated)) {
         (None, Some(_)) => true,

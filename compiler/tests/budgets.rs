@@ -63,3 +63,29 @@ fn a_size_limit_names_the_relation_and_its_count() {
     // Named as written in the file, whatever rewrite was tried.
     assert!(!text.contains('@') && !text.contains('~'), "{text}");
 }
+
+#[test]
+fn repeated_derivations_count_once_against_the_size_limit() {
+    // `r` holds 100 rows but its one join derives each of them 1,999
+    // times (with every other `m` fact: `distinct` keeps `?b` in the
+    // join): about 200,000 derivations against a model of at most 20,000
+    // atoms, which needs about 2,500 (`n`, `m`, `r`, the bridges). What is
+    // derived again is not held, so it builds.
+    let n: String = (0..100).map(|i| format!("(n {i}) ")).collect();
+    let m: String = (0..2000).map(|i| format!("(m {i}) ")).collect();
+    let text = format!(
+        "(role p) (init (c 0)) {n} {m}
+         (<= (r ?a) (true (c 0)) (n ?a) (m ?b) (distinct ?a ?b))
+         (<= (legal p (go ?a)) (true (c 0)) (r ?a))
+         (<= (next (c ?a)) (does p (go ?a)))
+         (<= terminal (true (c 1))) (goal p 100)"
+    );
+    let game = Arc::new(propel_compiler::load("repeats.kif", text).expect("valid"));
+    let limits = GroundLimits { max_atoms: 20_000, time: Duration::from_secs(30), ..Default::default() };
+    let compiled = compile(&game, &limits, Pass::DEFAULT).expect("100 distinct rows fit in 20,000 atoms");
+    assert_eq!(compiled.net.inputs.len(), 100);
+    // With room for the facts but not for `r`, the error names it.
+    let limits = GroundLimits { max_atoms: 2_150, time: Duration::from_secs(30), ..Default::default() };
+    let e = compile(&game, &limits, Pass::DEFAULT).err().expect("over 2,150 atoms");
+    assert!(e.to_string().contains("more than 2150 facts derived (`r` has"), "{e}");
+}

@@ -541,6 +541,9 @@ impl Program {
             let facts_before = budget.facts;
             let (deadline, steps) = (&budget.deadline, &mut budget.steps);
             let (max_facts, max_join, ticks) = (budget.max_facts, budget.max_join, &mut budget.ticks);
+            let head_rows = db_ref.rel(plan.head_rel);
+            // Derivations buffered before the buffer is next compacted.
+            let mut compact_at = 0usize;
             join::run(
                 plan,
                 db_ref,
@@ -559,12 +562,31 @@ impl Program {
                         out.push(join::UNBOUND);
                     }
                     // Rows still in the buffer count too: one join alone can
-                    // produce a cross product far beyond the budget.
-                    if facts_before + out.len() / arity.max(1) > max_facts {
-                        return Err(EvalError::TooManyDerivations { relation: name(), limit: max_facts });
-                    }
-                    if out.len() / arity.max(1) > max_join {
+                    // produce a cross product far beyond the budget. Against
+                    // the facts budget (memory) only distinct new rows count:
+                    // a demand relation asked for along every path to it
+                    // derives the same rows many times. Past the budget the
+                    // buffer is compacted, next when it holds the budget or
+                    // twice what was left (amortised O(1) a derivation, at
+                    // most twice the budget held). `max_join` bounds work,
+                    // so it counts repeats.
+                    let width = arity.max(1);
+                    let n = out.len() / width;
+                    if n > max_join {
                         return Err(EvalError::TooManyDerivations { relation: name(), limit: max_join });
+                    }
+                    let room = max_facts.saturating_sub(facts_before);
+                    if n > room && n >= compact_at {
+                        compact_new_rows(out, width, |row| arity > 0 && head_rows.contains(row));
+                        let left = out.len() / width;
+                        if left > room {
+                            return Err(EvalError::TooManyFacts {
+                                relation: name(),
+                                rows: head_rows.len() + left,
+                                limit: max_facts,
+                            });
+                        }
+                        compact_at = room.max(2 * left);
                     }
                     *ticks = ticks.wrapping_add(1);
                     if ticks.is_multiple_of(4096) && deadline.passed() {
@@ -634,4 +656,23 @@ impl Program {
         let all = |_: usize| (0u32, u32::MAX);
         join::run(plan, db, pool, &all, neg, false, meter, f)
     }
+}
+
+/// Drops from `out` (rows of `width` terms) the rows `known` already holds
+/// and every repeat, keeping the first of each in order.
+fn compact_new_rows(out: &mut Vec<TermId>, width: usize, known: impl Fn(&[TermId]) -> bool) {
+    let mut seen: rustc_hash::FxHashSet<&[TermId]> = rustc_hash::FxHashSet::default();
+    let mut keep: Vec<bool> = Vec::with_capacity(out.len() / width);
+    for row in out.chunks(width) {
+        keep.push(!known(row) && seen.insert(row));
+    }
+    drop(seen);
+    let mut w = 0;
+    for (i, k) in keep.into_iter().enumerate() {
+        if k {
+            out.copy_within(i * width..(i + 1) * width, w * width);
+            w += 1;
+        }
+    }
+    out.truncate(w * width);
 }
