@@ -38,16 +38,25 @@ fn invalid(cmd: &clap::Command, msg: String) -> clap::Error {
 }
 
 /// A finite, non-negative real number in `unit`s, clamped to `max` (with
-/// a note on stderr when it was).
+/// a note on stderr when it was), or with `min` set, an error outside
+/// `min..=max`.
 #[derive(Clone, Copy, Debug)]
 pub struct Real {
     pub max: f64,
     pub unit: &'static str,
+    /// When set, values below it or over `max` are errors that state the
+    /// range (a bound the command relies on, not a sanity cap).
+    pub min: Option<f64>,
 }
 
 /// Seconds: finite, non-negative, at most [`MAX_SECONDS`].
 pub fn seconds() -> Real {
-    Real { max: MAX_SECONDS, unit: "s" }
+    Real { max: MAX_SECONDS, unit: "s", min: None }
+}
+
+/// Seconds from `min` to `max`; anything else is an error.
+pub fn seconds_between(min: f64, max: f64) -> Real {
+    Real { max, unit: "s", min: Some(min) }
 }
 
 impl TypedValueParser for Real {
@@ -62,6 +71,10 @@ impl TypedValueParser for Real {
         }
         if v < 0.0 {
             return Err(invalid(cmd, format!("{name} must not be negative (got {text})")));
+        }
+        if let Some(min) = self.min.filter(|&m| !(m..=self.max).contains(&v)) {
+            let unit = if self.unit.is_empty() { String::new() } else { format!(" {}", self.unit) };
+            return Err(invalid(cmd, format!("{name} takes {min} to {}{unit}, not {text}", self.max)));
         }
         if v > self.max {
             eprintln!("note: {name} {text} is over the maximum of {} {}; using {}", self.max, self.unit, self.max);
@@ -91,12 +104,12 @@ pub fn threads_usize() -> CountUsize {
 
 /// The UCB exploration constant: finite, non-negative, at most 10.
 pub fn exploration() -> Real {
-    Real { max: 10.0, unit: "" }
+    Real { max: 10.0, unit: "", min: None }
 }
 
 /// RAVE's bias: 0 (off) to 1.
 pub fn rave() -> Real {
-    Real { max: 1.0, unit: "" }
+    Real { max: 1.0, unit: "", min: None }
 }
 
 impl Count {
@@ -153,6 +166,8 @@ mod tests {
         seconds: f64,
         #[arg(long, default_value_t = 1, value_parser = count(1, 8), allow_hyphen_values = true)]
         threads: usize,
+        #[arg(long, value_parser = seconds_between(0.1, 600.0), allow_hyphen_values = true)]
+        budget: Option<f64>,
     }
 
     fn parse(args: &[&str]) -> Result<T, String> {
@@ -169,6 +184,17 @@ mod tests {
         }
         let e = parse(&["--seconds", "-1"]).unwrap_err();
         assert!(e.contains("must not be negative"), "{e}");
+    }
+
+    #[test]
+    fn bounded_reals_state_their_range() {
+        assert_eq!(parse(&["--budget", "0.1"]).unwrap().budget, Some(0.1));
+        assert_eq!(parse(&["--budget", "600"]).unwrap().budget, Some(600.0));
+        for bad in ["0.05", "601", "1e9"] {
+            let e = parse(&["--budget", bad]).unwrap_err();
+            assert!(e.contains("--budget takes 0.1 to 600 s"), "{bad}: {e}");
+        }
+        assert!(parse(&["--budget", "-1"]).unwrap_err().contains("must not be negative"));
     }
 
     #[test]

@@ -67,7 +67,7 @@ pub struct Args {
     #[arg(long)]
     win_first: bool,
     /// Seconds of random games that find the win-first moves (0.01 to 60).
-    #[arg(long, default_value_t = 1.0, value_parser = opts::seconds(), allow_hyphen_values = true, requires = "win_first")]
+    #[arg(long, default_value_t = 1.0, value_parser = opts::seconds_between(0.01, 60.0), allow_hyphen_values = true, requires = "win_first")]
     win_first_sample: f64,
     /// With `--win-first`: safe-first lanes (a lane's move that leaves
     /// the other side a winning move is taken back and another tried).
@@ -91,7 +91,7 @@ pub struct Args {
     /// greedy or win-first rollouts, exploration, expansion; the flags
     /// above that it decides are replaced), so that a match's search can
     /// be replayed on a position.
-    #[arg(long, value_parser = opts::seconds(), allow_hyphen_values = true)]
+    #[arg(long, value_parser = opts::seconds_between(0.1, 600.0), allow_hyphen_values = true)]
     analyse: Option<f64>,
     /// With `--analyse`: the player's search settings (`propel serve
     /// --search`, KEY=VALUE,...; docs/mcts.md).
@@ -128,7 +128,7 @@ where
 {
     let mut m = m;
     let win_first = if a.win_first {
-        let sample = Duration::from_secs_f64(a.win_first_sample.clamp(0.01, 60.0));
+        let sample = Duration::from_secs_f64(a.win_first_sample);
         let w = propel_runtime::analysis::winning_moves(&mut m, sample, a.seed)?;
         tracing::info!("win-first lanes: {} winning moves", w.len());
         Some(std::sync::Arc::from(w))
@@ -188,7 +188,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             // The player analyses the game it builds, with the same options.
             let opts = a.machine.build.build_options()?;
             let p = prepare(&game, &opts).map_err(|e| anyhow::anyhow!("the analysis needs a propnet: {e}"))?;
-            let budget = Duration::from_secs_f64(secs.clamp(0.1, 600.0));
+            let budget = Duration::from_secs_f64(secs);
             Some(propel_runtime::analysis::analyse(p.net(), p.goal_net(), &p.propnet(), budget, a.seed, false)?)
         }
         None => None,
