@@ -72,8 +72,9 @@ pub struct NativeNet {
 /// 373k vs 205k, hexPie 7.8k vs 10.0k, hexforthree 12.2k vs 15.5k.
 pub const NATIVE_ELIMINATED: f64 = 0.6;
 
-/// The share of the time limit the rules as written get when a second
-/// build from eliminated rules may follow; the second gets the rest.
+/// The share of the time limit the rules as written get for grounding
+/// when a second build from eliminated rules may follow (their network
+/// and passes may take the rest too); the second gets what is left.
 pub const FIRST_BUILD_SHARE: f64 = 0.6;
 
 /// Networks with at least this many edges are built again from the rules
@@ -127,7 +128,12 @@ pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass])
         (Ok(g), Some(r)) => g.literal_share(&r.touched),
         _ => 1.0,
     };
-    let plain = build(ground_plain, passes, start, &first);
+    // Once the rules as written are grounded, their network and passes
+    // may use the whole time: the second build would have to ground
+    // again, and on a loaded machine alexChess.v1's passes (1.2M
+    // components) ran past the first build's share, when alone it builds
+    // in 19 s.
+    let plain = build(ground_plain, passes, start, &deadline);
     let timed_out = deadline.passed();
     let dense = plain.as_ref().map_or(true, |c| c.net.counts().edges >= ELIMINATE_EDGES);
     let Some(rewrite) = rewrite.filter(|_| dense && share >= ELIMINATE_SHARE && !timed_out) else {

@@ -211,10 +211,25 @@ fn lanes_disagreement(jit: &mut NativeMachine, net: &Propnet, goal_net: Option<&
             Ok(n) => standard.push(n as f64),
             // A game without end or without moves: the lanes must say so too.
             Err(_) if fast.is_err() => return Ok(None),
-            Err(e) => return Ok(Some(format!("lanes: playouts end, standard playouts fail ({e})"))),
+            Err(e) => {
+                // The lanes may just not have met the state yet (3pttc: a
+                // rare non-terminal state without moves): more batches.
+                for seed in 2..=MORE_TRIES as u64 {
+                    if jit.lane_playouts(&s0, N, seed, max, &mut goals, &mut lengths).is_err() {
+                        return Ok(None);
+                    }
+                }
+                return Ok(Some(format!("lanes: playouts end, standard playouts fail ({e})")));
+            }
         }
     }
     if let Err(e) = fast {
+        // The same the other way: more standard playouts.
+        for _ in 0..MORE_TRIES * N {
+            if playout(jit, &mut rng, &mut PlayoutStats::default()).is_err() {
+                return Ok(None);
+            }
+        }
         return Ok(Some(format!("lanes: {e}; standard playouts end")));
     }
     if net.len() <= EXACT_LANES_MAX {
@@ -239,6 +254,12 @@ fn lanes_disagreement(jit: &mut NativeMachine, net: &Propnet, goal_net: Option<&
 }
 
 const EXACT_LANES_MAX: usize = 20_000;
+
+/// Where one kind of playout fails (no end, or no legal move in a
+/// non-terminal state) and the other's first batch did not, the other
+/// gets this many batches more before the failure counts as a
+/// disagreement: a rare state is met by one and not yet by the other.
+const MORE_TRIES: usize = 64;
 
 /// Where machine `m` first disagrees with the prover, if it does.
 fn disagreement<M: StateMachine>(reference: &ProverAnswers, m: &mut M, a: &Args, name: &str) -> Result<Option<String>> {
