@@ -173,14 +173,14 @@ pub(crate) struct Plan {
 impl Plan {
     /// Orders the clause's positive literals greedily: next comes the
     /// literal with the fewest expected matches given the variables bound
-    /// so far (`estimate(rel, bound_columns)`); ties go to the literal with
+    /// so far (`estimate(rel, bound_columns, anything_bound)`); ties go to the literal with
     /// more bound arguments, then to the written order. `delta` puts that
     /// body literal first and marks it as reading only new rows.
     pub(crate) fn new(
         clause: &Clause,
         delta: Option<usize>,
         pool: &mut TermPool,
-        estimate: &mut dyn FnMut(RelId, &KeyShape, &TermPool) -> f64,
+        estimate: &mut dyn FnMut(RelId, &KeyShape, bool, &TermPool) -> f64,
     ) -> Plan {
         let nvars = clause.var_names.len();
         let mut positives: Vec<(usize, RelId, Box<[EPat]>)> = Vec::new();
@@ -222,7 +222,7 @@ impl Plan {
                     let mut best_cost = (f64::INFINITY, 0usize);
                     for (k, p) in positives.iter().enumerate() {
                         let key = KeyShape::of(&p.2, &bound);
-                        let cost = estimate(p.1, &key, pool);
+                        let cost = estimate(p.1, &key, !steps.is_empty(), pool);
                         if cost < best_cost.0 || (cost == best_cost.0 && key.paths.len() > best_cost.1) {
                             best = k;
                             best_cost = (cost, key.paths.len());
