@@ -545,7 +545,8 @@ impl Program {
             let db_ref: &Db = db;
             let facts_before = budget.facts;
             let (deadline, steps) = (&budget.deadline, &mut budget.steps);
-            let (max_facts, max_join, ticks) = (budget.max_facts, budget.max_join, &mut budget.ticks);
+            let (max_facts, max_join, max_rows, ticks) =
+                (budget.max_facts, budget.max_join, budget.max_rows, &mut budget.ticks);
             let head_rows = db_ref.rel(plan.head_rel);
             // Derivations buffered before the buffer is next compacted.
             let mut compact_at = 0usize;
@@ -580,16 +581,22 @@ impl Program {
                     if n > max_join {
                         return Err(EvalError::TooManyDerivations { relation: name(), limit: max_join });
                     }
-                    let room = max_facts.saturating_sub(facts_before);
+                    // The room: what the facts budget and the relation's
+                    // row limit (while a rewrite may follow) have left.
+                    let facts_room = max_facts.saturating_sub(facts_before);
+                    let room = facts_room.min(max_rows.saturating_sub(head_rows.len()));
                     if n > room && n >= compact_at {
                         compact_new_rows(out, width, |row| arity > 0 && head_rows.contains(row));
                         let left = out.len() / width;
-                        if left > room {
+                        if left > facts_room {
                             return Err(EvalError::TooManyFacts {
                                 relation: name(),
                                 rows: head_rows.len() + left,
                                 limit: max_facts,
                             });
+                        }
+                        if left > room {
+                            return Err(EvalError::TooManyRows { relation: name(), limit: max_rows });
                         }
                         compact_at = room.max(2 * left);
                     }
