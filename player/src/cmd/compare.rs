@@ -214,7 +214,7 @@ fn lanes_disagreement(jit: &mut NativeMachine, net: &Propnet, goal_net: Option<&
             Err(e) => {
                 // The lanes may just not have met the state yet (3pttc: a
                 // rare non-terminal state without moves): more batches.
-                for seed in 2..=MORE_TRIES as u64 {
+                for seed in 2..=MORE_TRIES as u64 + 1 {
                     if jit.lane_playouts(&s0, N, seed, max, &mut goals, &mut lengths).is_err() {
                         return Ok(None);
                     }
