@@ -569,20 +569,19 @@ impl Program {
                     }
                     // Rows still in the buffer count too: one join alone can
                     // produce a cross product far beyond the budget. Against
-                    // the facts budget (memory) only distinct new rows count:
-                    // a demand relation asked for along every path to it
-                    // derives the same rows many times. Past the budget the
-                    // buffer is compacted, next when it holds the budget or
-                    // twice what was left (amortised O(1) a derivation, at
-                    // most twice the budget held). `max_join` bounds work,
-                    // so it counts repeats.
+                    // the room left (facts budget and row limit) only
+                    // distinct new rows count: a demand relation asked for
+                    // along every path to it derives the same rows many
+                    // times. Past the room the buffer is compacted, next
+                    // when it holds the room or twice what was left
+                    // (amortised O(1) a derivation, at most twice the room
+                    // held). `max_join` bounds work, so it counts repeats.
                     let width = arity.max(1);
                     let n = out.len() / width;
                     if n > max_join {
                         return Err(EvalError::TooManyDerivations { relation: name(), limit: max_join });
                     }
-                    // The room: what the facts budget and the relation's
-                    // row limit (while a rewrite may follow) have left.
+                    // The row limit applies while a rewrite may follow.
                     let facts_room = max_facts.saturating_sub(facts_before);
                     let room = facts_room.min(max_rows.saturating_sub(head_rows.len()));
                     if n > room && n >= compact_at {

@@ -173,9 +173,10 @@ pub(crate) struct Plan {
 impl Plan {
     /// Orders the clause's positive literals greedily: next comes the
     /// literal with the fewest expected matches given the variables bound
-    /// so far (`estimate(rel, bound_columns, anything_bound)`); ties go to the literal with
-    /// more bound arguments, then to the written order. `delta` puts that
-    /// body literal first and marks it as reading only new rows.
+    /// so far (`estimate(rel, bound_columns, anything_bound)`); ties go to
+    /// the literal with more bound arguments, then to the written order.
+    /// `delta` puts that body literal first and marks it as reading only
+    /// new rows.
     pub(crate) fn new(
         clause: &Clause,
         delta: Option<usize>,
