@@ -307,16 +307,26 @@ pub fn ground(game: &Arc<Game>, limits: &GroundLimits, deadline: &Deadline) -> R
 }
 
 /// The relaxed program: the game's clauses without their negative
-/// literals (clause `i` is game clause `i`), in the game's strata. Static
-/// relations are planned by their real sizes; state-dependent ones grow
-/// round by round, so they are planned with neutral estimates.
+/// literals on relations that depend on the state (clause `i` is game
+/// clause `i`), in the game's strata. A static relation is the same in
+/// every state and is computed exactly (its rules can only negate static
+/// relations, of lower strata), so its negation is kept: without it a
+/// counter bounded by `(not (max ?n))` runs to the end of `succ`, and
+/// every rule built on it with it. Static relations are planned by their
+/// real sizes; state-dependent ones grow round by round, so they are
+/// planned with neutral estimates.
 fn relaxed(game: &Game) -> (Vec<Clause>, Vec<(String, usize, Layer)>) {
     let clauses: Vec<Clause> = game
         .clauses
         .iter()
         .map(|c| Clause {
             head: c.head.clone(),
-            body: c.body.iter().filter(|l| !matches!(l, Lit::Neg(_))).cloned().collect(),
+            body: c
+                .body
+                .iter()
+                .filter(|l| !matches!(l, Lit::Neg(a) if game.relations[a.rel.index()].layer != Layer::Static))
+                .cloned()
+                .collect(),
             var_names: c.var_names.clone(),
             loc: c.loc.clone(),
         })
@@ -363,7 +373,7 @@ fn ground_once(
     loop {
         for &si in &wanted {
             if let Err(e) =
-                program.eval_stratum_incremental(si, &mut db, &mut pool, Negation::Ignore, &mut budget, &mut scratch)
+                program.eval_stratum_incremental(si, &mut db, &mut pool, Negation::Check, &mut budget, &mut scratch)
             {
                 let mut sizes: Vec<(usize, &str)> =
                     db.relations().map(|(r, rel)| (rel.len(), program.relation_name(r))).filter(|x| x.0 > 0).collect();
@@ -436,7 +446,7 @@ fn instantiate_clause(
     let mut steps = Steps::unlimited();
     let meter = Meter { deadline, steps: &mut steps };
     program
-        .for_each_match(ci, db, &mut g.pool, Negation::Ignore, meter, &mut |_, bind| {
+        .for_each_match(ci, db, &mut g.pool, Negation::Check, meter, &mut |_, bind| {
             bindings.extend_from_slice(&bind[..nvars]);
             count += 1;
             if count > max_rules {
@@ -568,6 +578,30 @@ mod tests {
         );
         let g = ground_now(&game, &GroundLimits { max_atoms: 10_000, ..Default::default() }).unwrap();
         assert_eq!(g.demand, ["n"]);
+    }
+
+    #[test]
+    fn a_static_negation_bounds_the_relaxed_model() {
+        // urmAdd's line numbers: a counter up to `(max 10)` over a `succ`
+        // of 200 numbers. Ignoring the negation, `line` would run to 200,
+        // and the moves with it (200^2 instead of 10^2).
+        let succ: String = (0..200).map(|i| format!("(succ {i} {}) ", i + 1)).collect();
+        let text = format!(
+            "(role r) (init (c 0)) (max 10) (line 1) {succ}
+             (<= (line ?m) (line ?n) (not (max ?n)) (succ ?n ?m))
+             (<= (legal r (jump ?x ?y)) (true (c 0)) (line ?x) (line ?y))
+             (<= (next (c ?x)) (does r (jump ?x ?y)))
+             (<= terminal (true (c 5)) (not (line 11))) (goal r 1)"
+        );
+        let game = Arc::new(crate::load("t.kif", text.as_str()).unwrap());
+        let g = ground_now(&game, &GroundLimits::default()).unwrap();
+        let count = |rel: RelId| g.atoms.iter().filter(|a| a.rel == rel).count();
+        assert_eq!(count(RelId::LEGAL), 100);
+        assert_eq!(count(RelId::TRUE), 11);
+        // `(line 11)` is never derived: its negation holds, so the terminal
+        // rule has no negative literal left.
+        let t = g.rules.iter().find(|r| g.atom(r.head).rel == RelId::TERMINAL).unwrap();
+        assert_eq!(g.neg(t).len(), 0);
     }
 
     #[test]
