@@ -49,20 +49,28 @@ pub fn for_each_joint(moves: &[Vec<usize>], f: &mut impl FnMut(&[usize])) {
     }
 }
 
-/// One expanded state on the depth-first stack: its legal moves and the
-/// next joint move to try (an odometer over the roles' move lists), so that
-/// joint moves are made one at a time, never all at once.
+/// One expanded state on the depth-first stack: its legal moves, the next
+/// joint move to try (an odometer over the roles' move lists) and the
+/// successors made but not visited yet. Successors are made
+/// [`CHILDREN_AT_ONCE`] at a time, never all at once: a machine that keeps
+/// one state loaded (the prover) then evaluates the parent once per
+/// batch, not again after every child's terminal test.
 struct Frame<S, M> {
     state: S,
     depth: usize,
     legal: Vec<Vec<M>>,
     odometer: Vec<usize>,
     done: bool,
+    /// Made successors, last to visit first.
+    children: Vec<S>,
 }
 
+/// Successors made in one go while their parent is loaded.
+const CHILDREN_AT_ONCE: usize = 256;
+
 /// Runs perft to `depth`. `progress` is called with the number of states
-/// visited so far, now and then. Memory grows with depth, not with the
-/// number of joint moves.
+/// visited so far, now and then. Memory grows with depth (at most
+/// [`CHILDREN_AT_ONCE`] states a level), not with the number of joint moves.
 pub fn perft<M: StateMachine>(m: &mut M, depth: usize, progress: &mut dyn FnMut(u64)) -> Result<Perft, MachineError> {
     let mut out =
         Perft { lines: (0..=depth).map(|d| PerftLine { depth: d, ..Default::default() }).collect(), dead_ends: 0 };
@@ -89,33 +97,48 @@ pub fn perft<M: StateMachine>(m: &mut M, depth: usize, progress: &mut dyn FnMut(
                 if legal.iter().any(|l| l.is_empty()) {
                     out.dead_ends += 1;
                 } else {
-                    stack.push(Frame { state: s, depth: d, legal, odometer: vec![0; roles], done: false });
+                    stack.push(Frame {
+                        state: s,
+                        depth: d,
+                        legal,
+                        odometer: vec![0; roles],
+                        done: false,
+                        children: Vec::new(),
+                    });
                 }
             }
         }
         let Some(top) = stack.last_mut() else { break };
+        if let Some(next) = top.children.pop() {
+            pending = Some((next, top.depth + 1));
+            continue;
+        }
         if top.done {
             stack.pop();
             continue;
         }
-        joint.clear();
-        joint.extend(top.odometer.iter().zip(&top.legal).map(|(&i, l)| l[i]));
-        // Advance the odometer, last role fastest (role-ordered lexicographic order).
-        let mut r = roles;
-        loop {
-            if r == 0 {
-                top.done = true;
-                break;
+        let mut made = Vec::new();
+        while !top.done && made.len() < CHILDREN_AT_ONCE {
+            joint.clear();
+            joint.extend(top.odometer.iter().zip(&top.legal).map(|(&i, l)| l[i]));
+            // Advance the odometer, last role fastest (role-ordered lexicographic order).
+            let mut r = roles;
+            loop {
+                if r == 0 {
+                    top.done = true;
+                    break;
+                }
+                r -= 1;
+                top.odometer[r] += 1;
+                if top.odometer[r] < top.legal[r].len() {
+                    break;
+                }
+                top.odometer[r] = 0;
             }
-            r -= 1;
-            top.odometer[r] += 1;
-            if top.odometer[r] < top.legal[r].len() {
-                break;
-            }
-            top.odometer[r] = 0;
+            made.push(m.next_state(&top.state, &joint)?);
         }
-        let next = m.next_state(&top.state, &joint)?;
-        pending = Some((next, top.depth + 1));
+        made.reverse();
+        top.children = made;
     }
     progress(visited);
     Ok(out)
@@ -124,6 +147,69 @@ pub fn perft<M: StateMachine>(m: &mut M, depth: usize, progress: &mut dyn FnMut(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A game of 300 moves a state that never ends, which counts how often
+    /// a call concerns another state than the last call did (what a machine
+    /// with one loaded state, like the prover, pays for).
+    struct Wide {
+        roles: Vec<String>,
+        last: Option<u64>,
+        loads: usize,
+    }
+
+    impl Wide {
+        fn touch(&mut self, s: u64) {
+            if self.last != Some(s) {
+                self.loads += 1;
+                self.last = Some(s);
+            }
+        }
+    }
+
+    impl StateMachine for Wide {
+        type State = u64;
+        type Move = u64;
+        fn roles(&self) -> &[String] {
+            &self.roles
+        }
+        fn initial_state(&mut self) -> Result<u64, MachineError> {
+            Ok(1)
+        }
+        fn is_terminal(&mut self, s: &u64) -> Result<bool, MachineError> {
+            self.touch(*s);
+            Ok(false)
+        }
+        fn legal_moves(&mut self, s: &u64, _: usize, out: &mut Vec<u64>) -> Result<(), MachineError> {
+            self.touch(*s);
+            *out = (0..300).collect();
+            Ok(())
+        }
+        fn next_state(&mut self, s: &u64, joint: &[u64]) -> Result<u64, MachineError> {
+            self.touch(*s);
+            Ok(s * 1000 + joint[0] + 1)
+        }
+        fn goal_values(&mut self, _: &u64, _: usize, out: &mut Vec<u8>) -> Result<(), MachineError> {
+            *out = vec![0];
+            Ok(())
+        }
+        fn state_kif(&mut self, s: &u64) -> Vec<String> {
+            vec![s.to_string()]
+        }
+        fn move_kif(&self, m: u64) -> String {
+            m.to_string()
+        }
+    }
+
+    #[test]
+    fn successors_are_made_in_batches_while_their_parent_is_loaded() {
+        let mut m = Wide { roles: vec!["r".into()], last: None, loads: 0 };
+        let p = perft(&mut m, 1, &mut |_| {}).unwrap();
+        assert_eq!(p.lines[1].nodes, 300);
+        // The root, its 300 children, and the root once more for the
+        // second batch; one successor at a time reloaded the root for
+        // every child (600).
+        assert_eq!(m.loads, 1 + 300 + 1);
+    }
 
     #[test]
     fn cartesian_product_in_role_order() {
