@@ -70,7 +70,7 @@ const CHILDREN_AT_ONCE: usize = 256;
 
 /// Runs perft to `depth`. `progress` is called with the number of states
 /// visited so far, now and then. Memory grows with depth (at most
-/// [`CHILDREN_AT_ONCE`] states a level), not with the number of joint moves.
+/// 256 states a level), not with the number of joint moves.
 pub fn perft<M: StateMachine>(m: &mut M, depth: usize, progress: &mut dyn FnMut(u64)) -> Result<Perft, MachineError> {
     let mut out =
         Perft { lines: (0..=depth).map(|d| PerftLine { depth: d, ..Default::default() }).collect(), dead_ends: 0 };
