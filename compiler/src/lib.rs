@@ -16,6 +16,7 @@
 
 mod ast;
 mod deadline;
+mod domain;
 mod error;
 pub mod eval;
 mod game;

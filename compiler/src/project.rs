@@ -21,6 +21,7 @@
 //! cells and an AND, where the rule as written grounds to 27,120 ANDs of
 //! four cells per line.
 
+use crate::domain::Domains;
 use crate::game::{AtomPat, Clause, Game, Layer, Lit, Pat, RelId, Relation, KEYWORD_RELATIONS};
 use rustc_hash::FxHashMap;
 
@@ -86,37 +87,13 @@ struct Rewrite {
     extra: Vec<Clause>,
     /// Names of the relations whose rules step 3 (or unfolding) changed.
     touched: Vec<String>,
-    /// For a relation given by facts alone: how many values each argument
-    /// takes.
-    columns: Vec<Option<Vec<usize>>>,
+    /// How many values each argument position takes (step 3's estimates).
+    domains: Domains,
 }
 
-/// The values assumed for a variable no fact bounds.
+/// The values assumed for a variable whose domain is not a count of
+/// constants.
 const UNKNOWN_DOMAIN: f64 = 64.0;
-
-/// [`Rewrite::columns`]: for each relation defined by facts only (no rule
-/// with a body), the number of distinct values in each argument position.
-fn fact_columns(game: &Game) -> Vec<Option<Vec<usize>>> {
-    let mut values: Vec<Option<Vec<rustc_hash::FxHashSet<&Pat>>>> =
-        game.relations.iter().map(|r| Some(vec![Default::default(); r.arity])).collect();
-    for c in &game.clauses {
-        let r = c.head.rel.index();
-        if !c.body.is_empty() || r < KEYWORD_RELATIONS.len() {
-            values[r] = None;
-            continue;
-        }
-        if let Some(cols) = &mut values[r] {
-            for (col, p) in cols.iter_mut().zip(c.head.args.iter()) {
-                col.insert(p);
-            }
-        }
-    }
-    values
-        .into_iter()
-        .zip(&game.relations)
-        .map(|(v, r)| v.filter(|_| r.defined).map(|cols| cols.iter().map(|c| c.len()).collect()))
-        .collect()
-}
 
 impl Rewrite {
     /// Records that the rules of relation `name` changed.
@@ -149,6 +126,8 @@ impl Rewrite {
                 layer,
                 defined: true,
             });
+            let sizes = interface.iter().map(|&v| self.domains.var_size(lits, v)).collect();
+            self.domains.set_columns(rel, sizes);
             self.extra.push(Clause {
                 head: AtomPat { rel, args: args.clone() },
                 body: lits.to_vec(),
@@ -247,25 +226,18 @@ impl Rewrite {
     /// that are also used elsewhere, when some variable elsewhere does not
     /// meet them (so that their instances no longer multiply with its
     /// values). The variable whose helper has the fewest instances goes
-    /// first (estimated from the values facts give each variable), as in
-    /// greedy elimination orders: eliminating quarto's row index first
-    /// would make a helper over four pieces, 16^4 instances.
+    /// first (estimated from each variable's [`Domains`]), as in greedy
+    /// elimination orders: eliminating quarto's row index first would make
+    /// a helper over four pieces, 16^4 instances. The domains must count
+    /// values of rule-defined relations and state terms too: with every
+    /// such variable at one default size, six-player two-thirds
+    /// eliminated a closeness score first and joined every guess and
+    /// lower score with every score (8.4M instances), where its players
+    /// go first (six each).
     fn eliminate(&mut self, c: &Clause, head_vars: &[u32], mut body: Vec<Lit>) -> Vec<Lit> {
         loop {
             let vars: Vec<Vec<u32>> = body.iter().map(lit_vars).collect();
-            let domain = |v: u32| -> f64 {
-                let mut d = UNKNOWN_DOMAIN;
-                for l in &body {
-                    let Lit::Pos(a) = l else { continue };
-                    let Some(Some(cols)) = self.columns.get(a.rel.index()) else { continue };
-                    for (p, &n) in a.args.iter().zip(cols) {
-                        if *p == Pat::Var(v) {
-                            d = d.min(n as f64);
-                        }
-                    }
-                }
-                d
-            };
+            let domain = |v: u32| self.domains.var_size(&body, v).map_or(UNKNOWN_DOMAIN, |n| n as f64);
             let mut locals: Vec<u32> = vars.iter().flatten().copied().filter(|v| !head_vars.contains(v)).collect();
             locals.sort_unstable();
             locals.dedup();
@@ -498,7 +470,7 @@ fn rewrite(game: &Game, eliminate: bool) -> Option<(Game, Vec<String>)> {
         extra: Vec::new(),
         touched: Vec::new(),
         // Only step 3 estimates sizes.
-        columns: if eliminate { fact_columns(game) } else { Vec::new() },
+        domains: if eliminate { Domains::of(game) } else { Domains::default() },
     };
     let rules = if eliminate { unfoldable(game) } else { vec![None; game.relations.len()] };
     let mut clauses: Vec<Clause> = Vec::with_capacity(game.clauses.len());
@@ -615,6 +587,35 @@ mod tests {
         let p = project_locals(&g).expect("the move's ?n to project");
         let shown: Vec<String> = p.clauses.iter().map(|c| clause_text(&p, c)).collect();
         assert!(shown.contains(&"next/1 <= true/1, next~1/1, distinct".to_string()), "{shown:?}");
+    }
+
+    #[test]
+    fn the_variable_with_the_fewer_values_goes_first_whatever_defines_them() {
+        // `?x` takes 3 values and `?y` 100, both known only through the
+        // state (`legal` → `does` → `next` → `true`). Eliminating `?y`
+        // leaves a helper over (?x, ?z); eliminating `?x` one over (?y, ?w).
+        let nums: String = (1..=100).map(|i| format!("(wide {i}) ")).collect();
+        let text = format!(
+            "(role r) (few 1) (few 2) (few 3) {nums}
+            (<= (legal r (go ?x ?y)) (few ?x) (wide ?y))
+            (<= (next (at ?x ?y)) (does r (go ?x ?y)))
+            (<= (next (on ?y ?x)) (does r (go ?x ?y)))
+            (<= (next (near ?x ?x)) (does r (go ?x ?y)))
+            (<= (seen ?z ?w) (true (at ?x ?y)) (true (on ?y ?z)) (true (near ?x ?w)))
+            (<= terminal (seen 1 1))
+            (<= (goal r 0) (true (at 1 1)))"
+        );
+        let g = crate::validate::load("t.kif", text).unwrap();
+        let e = eliminate_locals(&g).expect("a variable to eliminate");
+        let shown: Vec<String> = e.game.clauses.iter().map(|c| clause_text(&e.game, c)).collect();
+        let helper = e.game.clauses.iter().find(|c| e.game.rel_name(c.head.rel).starts_with("seen~")).unwrap();
+        assert_eq!(clause_text(&e.game, helper), "seen~1/2 <= true/1, true/1", "{shown:?}");
+        // The helper joins `at` with `on` (over ?x ?y ?z), not with `near`
+        // (as when every state variable counted 64 values).
+        let on = g.symbols.get("on").unwrap();
+        let reads_on =
+            helper.body.iter().any(|l| matches!(l, Lit::Pos(a) if matches!(&a.args[0], Pat::App(f, _) if *f == on)));
+        assert!(reads_on, "{shown:?}");
     }
 
     #[test]

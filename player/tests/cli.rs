@@ -308,6 +308,20 @@ fn compare_checks_propnet_jit_and_library_against_the_prover() {
     assert_eq!(v["verdict"], "over-budget", "{v}");
 }
 
+#[test]
+fn compare_stops_perft_before_a_first_depth_with_more_joint_moves_than_allowed() {
+    // Dilemma's root has 2 x 2 joint moves: depth 1 would have 4 nodes.
+    let detail = |nodes: &str| {
+        let o = propel(&["compare", "games/dilemma.kif", "--json", "--perft-nodes", nodes]);
+        assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(v["verdict"], "agree", "{v}");
+        v["detail"].as_str().unwrap().to_string()
+    };
+    assert!(detail("3").contains("perft to depth 0"));
+    assert!(detail("4").contains("perft to depth 1"));
+}
+
 /// One game in a thousand ends in a state that is not terminal and has no
 /// legal move (three `(pick 0)` in a row).
 const RARE_DEAD_END: &str = "(role p) (init (step 0)) (init (zeros 0))

@@ -176,7 +176,12 @@ impl ProverAnswers {
         let mut prev = 1u64;
         for d in 1..=a.depth {
             let now = p.lines[d - 1].nodes.max(1);
-            if now.saturating_mul(now.div_ceil(prev).max(1)) > a.perft_nodes {
+            // Depth 1 has as many nodes as the root has joint moves (a
+            // million millions in six-player two-thirds); deeper, the last
+            // growth is assumed to go on.
+            let expected =
+                if d == 1 { root_joint_moves(prover)? } else { now.saturating_mul(now.div_ceil(prev).max(1)) };
+            if expected > a.perft_nodes {
                 break;
             }
             prev = now;
@@ -189,6 +194,21 @@ impl ProverAnswers {
     fn depth(&self) -> usize {
         self.perft.lines.len() - 1
     }
+}
+
+/// How many joint moves the initial state has (0 when it is terminal).
+fn root_joint_moves(prover: &mut Prover) -> Result<u64> {
+    let root = prover.initial_state()?;
+    if prover.is_terminal(&root)? {
+        return Ok(0);
+    }
+    let mut moves = Vec::new();
+    let mut joint = 1u64;
+    for r in 0..prover.roles().len() {
+        prover.legal_moves(&root, r, &mut moves)?;
+        joint = joint.saturating_mul(moves.len() as u64);
+    }
+    Ok(joint)
 }
 
 /// The JIT's bit-parallel playouts: exactly those of the same driver over
