@@ -93,9 +93,10 @@ impl Domains {
     /// The domains of `game`'s relations.
     pub(crate) fn of(game: &Game) -> Domains {
         let mut d = Domains::default();
-        for _ in 0..MAX_PASSES {
+        for pass in 0..MAX_PASSES {
             let mut changed = false;
-            for c in &game.clauses {
+            // Facts give the same values every pass.
+            for c in game.clauses.iter().filter(|c| pass == 0 || !c.body.is_empty()) {
                 let ranges = d.ranges(&c.body);
                 let rel = canonical(c.head.rel);
                 let mut path = Vec::new();

@@ -89,6 +89,68 @@ pub fn unfold_ground_heads(game: &Game) -> Option<Game> {
     crate::strata::rewritten(game, game.symbols.clone(), relations, clauses, game.warnings.clone()).ok()
 }
 
+/// `game` with the positive calls of relation `r` replaced by `r`'s
+/// clauses, in every clause but `r`'s own; None when `r` is not a small
+/// non-recursive state relation or no call could be unfolded. A clause
+/// whose unfolding would grow past the limits keeps its calls; negative
+/// calls stay too, so `r`'s clauses stay for them.
+///
+/// For the prover: a relation derived in full every state, whose callers
+/// look up only a few of its rows (chess_200's `notPinnedUnlessInDir`,
+/// 1,024 rows a state for the few pieces that can move), costs less
+/// asked inside each caller.
+pub fn unfold_calls(game: &Game, r: RelId) -> Option<Game> {
+    let recursive = game.strata.iter().any(|st| st.recursive && st.rels.contains(&r));
+    let defs: Vec<&Clause> = game.clauses.iter().filter(|c| c.head.rel == r).collect();
+    if r.index() < KEYWORD_RELATIONS.len()
+        || game.relations[r.index()].layer == Layer::Static
+        || recursive
+        || defs.is_empty()
+        || defs.len() > MAX_DEFINITIONS
+    {
+        return None;
+    }
+    let calls = |c: &Clause| c.body.iter().position(|l| matches!(l, Lit::Pos(a) if a.rel == r));
+    let mut changed = false;
+    let mut clauses = Vec::with_capacity(game.clauses.len());
+    for c in &game.clauses {
+        if c.head.rel == r || calls(c).is_none() {
+            clauses.push(c.clone());
+            continue;
+        }
+        let mut work = vec![c.clone()];
+        let mut done = false;
+        for _ in 0..MAX_ROUNDS {
+            let mut next = Vec::new();
+            for w in &work {
+                match calls(w) {
+                    None => next.push(w.clone()),
+                    Some(i) => next.extend(defs.iter().filter_map(|d| unfold_at(w, i, d))),
+                }
+            }
+            if next.len() > MAX_CLAUSES || next.iter().any(|c| c.body.len() > MAX_BODY) {
+                break;
+            }
+            work = next;
+            if work.iter().all(|w| calls(w).is_none()) {
+                done = true;
+                break;
+            }
+        }
+        if done {
+            clauses.extend(work);
+            changed = true;
+        } else {
+            clauses.push(c.clone());
+        }
+    }
+    if !changed {
+        return None;
+    }
+    let relations = game.relations.clone();
+    crate::strata::rewritten(game, game.symbols.clone(), relations, clauses, game.warnings.clone()).ok()
+}
+
 fn has_var(p: &Pat) -> bool {
     let mut any = false;
     p.for_each_var(&mut |_| any = true);
@@ -242,6 +304,36 @@ mod tests {
     fn clauses_of<'a>(g: &'a Game, name: &str) -> Vec<&'a Clause> {
         let r = g.relation_by_name(name).expect("relation");
         g.clauses.iter().filter(|c| c.head.rel == r).collect()
+    }
+
+    #[test]
+    fn unfolds_every_positive_call_of_a_relation_and_keeps_it_for_negative_ones() {
+        let g = load(
+            "t.kif",
+            "(role p) (index 1) (index 2) (init (mark 1)) (init (wall 2))
+             (<= (free ?i) (index ?i) (not (true (mark ?i))))
+             (<= (free ?i) (true (wall ?i)))
+             (<= (legal p (fill ?i)) (index ?i) (free ?i))
+             (<= (next (mark ?i)) (does p (fill ?i)))
+             (<= (next (mark ?i)) (true (mark ?i)))
+             (<= (reach ?i) (free ?i))
+             (<= (reach ?j) (reach ?i) (index ?j) (free ?j))
+             (<= terminal (not (free 2)))
+             (<= (goal p 100) (reach 2))",
+        )
+        .expect("valid");
+        let free = g.relation_by_name("free").expect("free");
+        let u = unfold_calls(&g, free).expect("unfolded");
+        let calls_free = |c: &&Clause| c.body.iter().any(|l| matches!(l, Lit::Pos(a) if a.rel == free));
+        // One clause per clause of `free`, in `legal` and both of `reach`.
+        assert_eq!(clauses_of(&u, "legal").len(), 2);
+        assert_eq!(clauses_of(&u, "reach").len(), 4);
+        assert!(!u.clauses.iter().filter(|c| c.head.rel != free).any(|c| calls_free(&c)));
+        // `terminal` asks `(not (free 2))`: `free` keeps its clauses.
+        assert_eq!(clauses_of(&u, "free").len(), 2);
+        // A recursive relation is not unfolded.
+        let reach = g.relation_by_name("reach").expect("reach");
+        assert!(unfold_calls(&g, reach).is_none());
     }
 
     #[test]

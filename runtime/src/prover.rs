@@ -51,6 +51,13 @@ const SAMPLE_MAX_STEPS: u64 = 5_000_000;
 /// Most rewrites tried on the sample game.
 const MAX_SAMPLE_REWRITES: usize = 4;
 
+/// A relation derived this often in the sample game is tried unfolded
+/// into its callers (about 500 rows a state).
+const SAMPLE_UNFOLD: u64 = 5_000;
+
+/// Most unfoldings tried on the sample game.
+const MAX_SAMPLE_UNFOLDS: usize = 4;
+
 /// What the sample game cost one program: how far it got, and the join
 /// steps it took.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,6 +170,8 @@ impl Prover {
     /// heavy later in the game (chess's `blocks_rook_threat`, computed in
     /// every state though only needed in check): each is rewritten in
     /// turn, and the rewrite kept when the sample takes fewer join steps.
+    /// Last, relations derived in full every state are tried unfolded
+    /// into their callers, kept on the same test.
     pub fn with_limits(game: Arc<Game>, max_facts: usize, deadline: Deadline) -> Result<Prover, MachineError> {
         let (mut p, demand) = Prover::build_with_rewrites(game.clone(), max_facts, None, deadline.clone(), Vec::new())?;
         let Some(mut best) = p.sample(SAMPLE_MAX_STEPS) else { return Ok(p) };
@@ -205,6 +214,31 @@ impl Prover {
                 p = q;
                 best = cost;
                 demand = more;
+            }
+        }
+        // Then relations derived in full every state are asked inside
+        // their callers instead ([`propel_compiler::unfold::unfold_calls`]),
+        // each kept when the sample takes fewer steps.
+        let mut tried = 0;
+        for name in p.derived_in_sample(SAMPLE_UNFOLD) {
+            if tried >= MAX_SAMPLE_UNFOLDS {
+                break;
+            }
+            let Some(r) = p.game.relation_by_name(&name) else { continue };
+            let Some(g) = propel_compiler::unfold::unfold_calls(&p.game, r) else { continue };
+            tried += 1;
+            let mut used = 0;
+            let Ok(mut q) =
+                Prover::build(Arc::new(g), max_facts, usize::MAX, Steps::unlimited(), deadline.clone(), &mut used)
+            else {
+                continue;
+            };
+            let Some(cost) = q.sample(best.steps / 10 * 9) else { continue };
+            tracing::debug!(relation = %name, before = ?best, after = ?cost, "prover: unfolded into its callers?");
+            if cost.better_than(&best) {
+                q.build_steps = p.build_steps + used;
+                p = q;
+                best = cost;
             }
         }
         Ok(p)
@@ -364,7 +398,13 @@ impl Prover {
     /// The relations derived at least [`SAMPLE_HEAVY`] times in the
     /// sample game, heaviest first (by their names in the program).
     fn heavy_in_sample(&self) -> Vec<String> {
-        let mut v: Vec<(RelId, u64)> = self.scratch.counts().filter(|&(_, n)| n >= SAMPLE_HEAVY).collect();
+        self.derived_in_sample(SAMPLE_HEAVY)
+    }
+
+    /// The relations derived at least `min` times in the sample game,
+    /// most first.
+    fn derived_in_sample(&self, min: u64) -> Vec<String> {
+        let mut v: Vec<(RelId, u64)> = self.scratch.counts().filter(|&(_, n)| n >= min).collect();
         v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         v.into_iter()
             .map(|(r, _)| self.program.relation_name(r).to_string())
@@ -738,6 +778,42 @@ mod tests {
         assert!(steps < 100, "{steps} join steps for `terminal`");
         p.legal_moves(&s1, 0, &mut moves).expect("legal");
         assert_eq!(moves.len(), 2498);
+    }
+
+    /// A token on a ring of 100 cells; `free` (every cell and direction
+    /// not blocked: 1,000 rows a state) is asked only for the token's cell.
+    const FREE: &str = "(role p) (init (at 0)) (init (blocked 5))
+        (<= (free ?x ?d) (cell ?x) (dir ?d) (not (true (blocked ?x))))
+        (<= (free ?x ?d) (true (at ?x)) (wall ?d))
+        (<= (legal p (go ?d)) (true (at ?x)) (dir ?d) (free ?x ?d))
+        (<= (next (at ?y)) (true (at ?x)) (does p (go ?d)) (step ?x ?d ?y))
+        (<= (next (blocked ?x)) (true (blocked ?x)))
+        (<= (next (blocked ?x)) (true (at ?x)))
+        (<= terminal (true (at 99)))
+        (goal p 100)";
+
+    #[test]
+    fn a_relation_derived_in_full_for_a_few_lookups_is_unfolded_into_its_callers() {
+        let cells: String = (0..100).map(|i| format!("(cell {i}) ")).collect();
+        let dirs: String = (0..10).map(|d| format!("(dir {d}) ")).collect();
+        let steps: String =
+            (0..100).flat_map(|x| (0..10).map(move |d| format!("(step {x} {d} {}) ", (x + d + 1) % 100))).collect();
+        let text = format!("{FREE} {cells} {dirs} {steps} (wall 0)");
+        let game = Arc::new(propel_compiler::load("free.kif", text).expect("valid"));
+        let free = game.relation_by_name("free").expect("free");
+        let mut unfolded = Prover::new(game.clone()).expect("prover");
+        let legal_calls_free = unfolded.game.clauses.iter().any(|c| {
+            c.head.rel == RelId::LEGAL
+                && c.body.iter().any(|l| matches!(l, propel_compiler::Lit::Pos(a) if a.rel == free))
+        });
+        assert!(!legal_calls_free, "`free` was not unfolded into `legal`");
+        // The same tree as the rules as written (no sample game: built as is).
+        let mut written =
+            Prover::with_work_limit(game, MAX_FACTS_PER_STATE, u64::MAX, Deadline::none()).expect("prover");
+        let a = crate::perft::perft(&mut unfolded, 4, &mut |_| {}).expect("perft");
+        let b = crate::perft::perft(&mut written, 4, &mut |_| {}).expect("perft");
+        assert_eq!(a.lines, b.lines);
+        assert!(a.lines[4].nodes > 1000, "{:?}", a.lines);
     }
 
     #[test]
