@@ -295,6 +295,7 @@ pub fn ground(game: &Arc<Game>, limits: &GroundLimits, deadline: &Deadline) -> R
                     break;
                 }
                 _ => {
+                    tracing::debug!(relation = base, "grounding: no rewrite computes it on demand");
                     demand.pop();
                 }
             }
