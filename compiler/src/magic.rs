@@ -12,8 +12,9 @@
 //! bound argument values that are actually asked for, and `r@bbf` is
 //! computed from `r`'s rules only where its magic relation holds.
 //!
-//! Bindings flow left to right through rule bodies (the order authors
-//! write for top-down provers); a negated call is treated as coming right
+//! Bindings come first from positive literals on static relations,
+//! wherever they are written, then flow left to right through the rest of
+//! the body (the order authors write for top-down provers); a negated call is treated as coming right
 //! after the positive literal that binds its last variable, with every
 //! argument bound. Only the
 //! relations asked for are rewritten; a relation that some caller uses
