@@ -16,16 +16,17 @@
 
 use super::engine::{Emitter, Stack, Trig, NONE};
 use super::func::Emit;
+use super::layout::Layout;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64, I8};
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
-use cranelift_frontend::FunctionBuilder;
+use cranelift_codegen::ir::{Block, GlobalValue, InstBuilder, MemFlagsData, Value};
+use cranelift_frontend::{FunctionBuilder, Variable};
 use cranelift_module::{FuncId, Module, ModuleError};
 
-/// Reader entry bits: the reader counts down; it takes the slow path
-/// (triggers or a cycle); it has readers of its own (is pushed on a flip).
-const DOWN: u32 = 1;
-const SLOW: u32 = 2;
+/// Reader entry bits: the reader is in a cycle; it sets legal or next
+/// bits; it has readers of its own (is pushed on a flip).
+const CYCLE: u32 = 1;
+const TRIG: u32 = 2;
 const PUSH: u32 = 4;
 const SHIFT: u32 = 3;
 
@@ -36,7 +37,7 @@ struct Tables {
     /// reader that counts up, the end of its readers (three `u32`s), and
     /// the offset of its cycle's pending flag or `NONE`.
     heads: Vec<u8>,
-    /// Reader entries: `component << SHIFT | PUSH | SLOW | DOWN`, each
+    /// Reader entries: `component << SHIFT | PUSH | TRIG | CYCLE`, each
     /// component's readers that count down before those that count up:
     /// the loop runs over the two runs with a fixed direction each, so a
     /// reader's update needs no select on its direction. The order
@@ -77,11 +78,11 @@ impl<M: Module> Emitter<'_, M> {
             let ordered = fans.iter().filter(|&&f| down(f)).chain(fans.iter().filter(|&&f| !down(f)));
             for &f in ordered {
                 let mut e = f << SHIFT;
-                if down(f) {
-                    e |= DOWN;
+                if self.scc_of[f as usize] != NONE {
+                    e |= CYCLE;
                 }
-                if !self.triggers[f as usize].is_empty() || self.scc_of[f as usize] != NONE {
-                    e |= SLOW;
+                if !self.triggers[f as usize].is_empty() {
+                    e |= TRIG;
                 }
                 if !self.fanout[f as usize].is_empty() {
                     e |= PUSH;
@@ -127,51 +128,50 @@ impl<M: Module> Emitter<'_, M> {
             id,
             |e, func| [heads, readers, trig_heads, trigs].map(|d| e.module.declare_data_in_func(d, func)),
             |_, b, params, gvs| {
-                let inst = params[0];
-                let [heads, readers, trig_heads, trigs] = gvs.map(|gv| b.ins().symbol_value(I64, gv));
-                let stack = Stack::open(b, inst, &layout);
-                // Above this address a component's pushes could pass the capacity.
-                let limit = b.ins().iadd_imm_s(stack.base, 4 * (layout.stack_cap as i64 - maxfan));
-                let (j, end, d, up) = (b.declare_var(I64), b.declare_var(I64), b.declare_var(I32), b.declare_var(I32));
-                // The end of the run of readers being updated, their
-                // counters' change (d, then -d) and their new output.
-                let (stop, dd) = (b.declare_var(I64), b.declare_var(I32));
-                let (k, kend, f, now, flipped) =
-                    (b.declare_var(I64), b.declare_var(I64), b.declare_var(I64), b.declare_var(I32), b.declare_var(I8));
-                // Every variable starts defined, so that no path reads one unset.
-                for v in [j, end, stop, k, kend, f] {
+                let g = Run { inst: params[0], gvs, layout: &layout, mem };
+                let stack = Stack::open(b, g.inst, &layout);
+                // The reader entry being read and the end of its run.
+                let (p, pend, split, end) =
+                    (b.declare_var(I64), b.declare_var(I64), b.declare_var(I64), b.declare_var(I64));
+                for v in [p, pend, split, end] {
                     let z = b.ins().iconst(I64, 0);
                     b.def_var(v, z);
                 }
-                for v in [d, dd, up, now] {
-                    let z = b.ins().iconst(I32, 0);
-                    b.def_var(v, z);
-                }
-                let z = b.ins().iconst(I8, 0);
-                b.def_var(flipped, z);
                 let pop = b.create_block();
-                let popped = b.create_block();
                 let not_empty = b.create_block();
-                let reader = b.create_block();
-                let next = b.create_block();
-                let run_end = b.create_block();
-                let ups = b.create_block();
-                let slow = b.create_block();
-                let set_pending = b.create_block();
-                let trig_check = b.create_block();
-                let trig_start = b.create_block();
-                let trig_loop = b.create_block();
-                let trig_body = b.create_block();
+                let popped = b.create_block();
                 let empty = b.create_block();
                 let full = b.create_block();
+                // A popped +1 (the component became true): its readers that
+                // count down take -1, then those that count up +1; a popped
+                // -1 the opposite. One loop per run and sign, each with its
+                // change and its readers' new output as constants, keeps the
+                // loop's live values to the instance, the stack top and the
+                // run's two ends.
                 b.ins().jump(pop, &[]);
+                let second = [b.create_block(), b.create_block()];
+                let runs = [
+                    [g.emit(b, p, pend, &stack, -1, false, second[0]), g.emit(b, p, pend, &stack, 1, false, pop)],
+                    [g.emit(b, p, pend, &stack, 1, true, second[1]), g.emit(b, p, pend, &stack, -1, true, pop)],
+                ];
+                for (blk, run) in second.into_iter().zip(&runs) {
+                    b.switch_to_block(blk);
+                    let sv = b.use_var(split);
+                    let ev = b.use_var(end);
+                    b.def_var(p, sv);
+                    b.def_var(pend, ev);
+                    b.ins().jump(run[1], &[]);
+                }
 
                 // pop: empty? about to overflow? Take the top entry.
                 b.switch_to_block(pop);
                 let top = b.use_var(stack.top);
-                let is_empty = b.ins().icmp(IntCC::Equal, top, stack.base);
+                let base = b.ins().iadd_imm_s(g.inst, layout.stack as i64);
+                let is_empty = b.ins().icmp(IntCC::Equal, top, base);
                 b.ins().brif(is_empty, empty, &[], not_empty, &[]);
                 b.switch_to_block(not_empty);
+                // Above this address a component's pushes could pass the capacity.
+                let limit = b.ins().iadd_imm_s(g.inst, layout.stack as i64 + 4 * (layout.stack_cap as i64 - maxfan));
                 let is_full = b.ins().icmp(IntCC::UnsignedGreaterThan, top, limit);
                 b.ins().brif(is_full, full, &[], popped, &[]);
                 b.switch_to_block(popped);
@@ -179,159 +179,193 @@ impl<M: Module> Emitter<'_, M> {
                 b.def_var(stack.top, top);
                 let entry = b.ins().load(I32, mem, top, 0);
                 let c = b.ins().ushr_imm_u(entry, 1);
-                let u = b.ins().band_imm_s(entry, 1);
-                let twice = b.ins().ishl_imm_u(u, 1);
-                let dv = b.ins().iadd_imm_s(twice, -1);
-                b.def_var(d, dv);
-                let nd = b.ins().ineg(dv);
-                b.def_var(dd, nd);
-                b.def_var(up, u);
-                let nu = b.ins().bxor_imm_s(u, 1);
-                b.def_var(now, nu);
                 let c64 = b.ins().uextend(I64, c);
                 let at = b.ins().ishl_imm_u(c64, 4);
+                let heads = b.ins().symbol_value(I64, g.gvs[0]);
                 let at = b.ins().iadd(heads, at);
+                let readers = b.ins().symbol_value(I64, g.gvs[1]);
                 let trusted = MemFlagsData::trusted();
-                let [first, split, last] = [0, 4, 8].map(|o| b.ins().uload32(trusted, at, o));
-                b.def_var(j, first);
-                b.def_var(stop, split);
+                let [first, mid, last] = [0, 4, 8].map(|o| {
+                    let x = b.ins().uload32(trusted, at, o);
+                    let x = b.ins().ishl_imm_u(x, 2);
+                    b.ins().iadd(readers, x)
+                });
+                b.def_var(p, first);
+                b.def_var(pend, mid);
+                b.def_var(split, mid);
                 b.def_var(end, last);
-                b.ins().jump(next, &[]);
-
-                // next: the run's next reader, or the end of the run.
-                b.switch_to_block(next);
-                let jv = b.use_var(j);
-                let sv = b.use_var(stop);
-                let done = b.ins().icmp(IntCC::Equal, jv, sv);
-                b.ins().brif(done, run_end, &[], reader, &[]);
-
-                // run_end: after the readers that count down (their
-                // counters take -d, their output is the opposite), those
-                // that count up; after those, the next entry.
-                b.switch_to_block(run_end);
-                let sv = b.use_var(stop);
-                let ev = b.use_var(end);
-                let last = b.ins().icmp(IntCC::Equal, sv, ev);
-                b.ins().brif(last, pop, &[], ups, &[]);
-                b.switch_to_block(ups);
-                let ev = b.use_var(end);
-                b.def_var(stop, ev);
-                let dv = b.use_var(d);
-                b.def_var(dd, dv);
-                let uv = b.use_var(up);
-                b.def_var(now, uv);
-                b.ins().jump(next, &[]);
-
-                // reader: its counter and the flip.
-                b.switch_to_block(reader);
-                let jv = b.use_var(j);
-                let at = b.ins().ishl_imm_u(jv, 2);
-                let at = b.ins().iadd(readers, at);
-                let r = b.ins().uload32(mem, at, 0);
-                let j1 = b.ins().iadd_imm_s(jv, 1);
-                b.def_var(j, j1);
-                let ddv = b.use_var(dd);
-                // The counter at 4 * component: (r >> 1) with the flag bits cleared.
-                let off = b.ins().ushr_imm_u(r, (SHIFT - 2) as i64);
-                let off = b.ins().band_imm_s(off, !3);
-                let addr = b.ins().iadd(inst, off);
-                let before = b.ins().load(I32, mem, addr, layout.counters as i32);
-                let (after, of) = b.ins().sadd_overflow(before, ddv);
-                b.ins().store(mem, after, addr, layout.counters as i32);
-                let nowv = b.use_var(now);
-                b.def_var(f, r);
-                b.def_var(flipped, of);
-                // Most updates flip nothing: a predictable branch lets the
-                // processor run ahead to the next readers' counters.
-                let flip = b.create_block();
-                let push = b.create_block();
-                let after_push = b.create_block();
-                let is_slow = b.ins().band_imm_s(r, SLOW as i64);
-                b.ins().brif(of, flip, &[], after_push, &[]);
-                b.switch_to_block(flip);
-                let has_readers = b.ins().band_imm_s(r, PUSH as i64);
-                b.ins().brif(has_readers, push, &[], after_push, &[]);
-                b.switch_to_block(push);
-                let fshift = b.ins().ushr_imm_u(r, (SHIFT - 1) as i64);
-                let fshift = b.ins().band_imm_s(fshift, !1);
-                let fshift = b.ins().ireduce(I32, fshift);
-                let pushed = b.ins().bor(fshift, nowv);
-                let top = b.use_var(stack.top);
-                b.ins().store(mem, pushed, top, 0);
-                let top = b.ins().iadd_imm_s(top, 4);
-                b.def_var(stack.top, top);
-                b.ins().jump(after_push, &[]);
-                b.switch_to_block(after_push);
-                b.ins().brif(is_slow, slow, &[], next, &[]);
-
-                // slow: a decrement into a cycle flags it for recomputation.
-                b.switch_to_block(slow);
-                let rv = b.use_var(f);
-                let fv = b.ins().ushr_imm_u(rv, SHIFT as i64);
-                let at = b.ins().ishl_imm_u(fv, 4);
-                let at = b.ins().iadd(heads, at);
-                let po = b.ins().load(I32, mem, at, 12);
-                let in_cycle = b.ins().icmp_imm_s(IntCC::NotEqual, po, NONE as i64);
-                let dv = b.use_var(d);
-                let dec = b.ins().icmp_imm_s(IntCC::SignedLessThan, dv, 0);
-                let flag = b.ins().band(in_cycle, dec);
-                b.ins().brif(flag, set_pending, &[], trig_check, &[]);
-                b.switch_to_block(set_pending);
-                let po64 = b.ins().uextend(I64, po);
-                let pa = b.ins().iadd(inst, po64);
-                let one = b.ins().iconst(I8, 1);
-                b.ins().store(mem, one, pa, 0);
-                b.ins().jump(trig_check, &[]);
-
-                // Legal and next bits change only on a flip.
-                b.switch_to_block(trig_check);
-                let of = b.use_var(flipped);
-                b.ins().brif(of, trig_start, &[], next, &[]);
-                b.switch_to_block(trig_start);
-                let rv = b.use_var(f);
-                let fv = b.ins().ushr_imm_u(rv, SHIFT as i64);
-                let (s, e_) = range_of(b, trig_heads, fv);
-                b.def_var(k, s);
-                b.def_var(kend, e_);
-                b.ins().jump(trig_loop, &[]);
-                b.switch_to_block(trig_loop);
-                let kv = b.use_var(k);
-                let ke = b.use_var(kend);
-                let kdone = b.ins().icmp(IntCC::Equal, kv, ke);
-                b.ins().brif(kdone, next, &[], trig_body, &[]);
-                b.switch_to_block(trig_body);
-                let kv = b.use_var(k);
-                let at = b.ins().ishl_imm_u(kv, 2);
-                let at = b.ins().iadd(trigs, at);
-                let tr = b.ins().load(I32, mem, at, 0);
-                let k1 = b.ins().iadd_imm_s(kv, 1);
-                b.def_var(k, k1);
-                let woff = b.ins().ushr_imm_u(tr, 6);
-                let woff = b.ins().uextend(I64, woff);
-                let wa = b.ins().iadd(inst, woff);
-                let bit = b.ins().band_imm_s(tr, 63);
-                let bit = b.ins().uextend(I64, bit);
-                let w = b.ins().load(I64, mem, wa, 0);
-                let one = b.ins().iconst(I64, 1);
-                let m = b.ins().ishl(one, bit);
-                let cleared = b.ins().band_not(w, m);
-                let nv = b.use_var(now);
-                let nv = b.ins().uextend(I64, nv);
-                let set = b.ins().ishl(nv, bit);
-                let w = b.ins().bor(cleared, set);
-                b.ins().store(mem, w, wa, 0);
-                b.ins().jump(trig_loop, &[]);
+                let up = b.ins().band_imm_s(entry, 1);
+                b.ins().brif(up, runs[0][0], &[], runs[1][0], &[]);
 
                 b.switch_to_block(empty);
-                stack.close(b, inst, &layout);
+                stack.close(b, g.inst, &layout);
                 let r = b.ins().iconst(I32, -1);
                 b.ins().return_(&[r]);
                 b.switch_to_block(full);
-                stack.close(b, inst, &layout);
+                stack.close(b, g.inst, &layout);
                 let r = b.ins().iconst(I32, -2);
                 b.ins().return_(&[r]);
             },
         )
+    }
+}
+
+/// What the loops over one run of readers share.
+struct Run<'a> {
+    inst: Value,
+    /// The data: heads, readers, trigger heads, triggers.
+    gvs: [GlobalValue; 4],
+    layout: &'a Layout,
+    mem: MemFlagsData,
+}
+
+impl Run<'_> {
+    /// Emits the loop over the readers from `p` to `pend`, each counter
+    /// taking `add`; returns its head, which goes to `exit` at the end.
+    /// A reader that flips becomes true when `add` is +1 (its counter went
+    /// from `i32::MAX` to `i32::MIN`). `falling`: the popped component
+    /// became false, so a reader in a cycle has its cycle's pending flag
+    /// set whether it flips or not.
+    #[allow(clippy::too_many_arguments)]
+    fn emit(
+        &self,
+        b: &mut FunctionBuilder,
+        p: Variable,
+        pend: Variable,
+        stack: &Stack,
+        add: i64,
+        falling: bool,
+        exit: Block,
+    ) -> Block {
+        let (inst, mem) = (self.inst, self.mem);
+        let now = i64::from(add > 0);
+        // Blocks are laid out in the order they are first entered, the
+        // cold ones (a reader that flips) after all: an update that flips
+        // nothing runs straight through `body` (and `steady`) to `latch`,
+        // whose branch back is the loop's only taken jump.
+        let head = b.create_block();
+        let body = b.create_block();
+        let latch = head;
+        let flip = b.create_block();
+        let push = b.create_block();
+        let pushed = b.create_block();
+        let triggered = b.create_block();
+        let trig_start = b.create_block();
+        let trig_loop = b.create_block();
+        let trig_body = b.create_block();
+        for cold in [flip, push, pushed, triggered, trig_start, trig_loop, trig_body] {
+            b.set_cold_block(cold);
+        }
+        let ends = |b: &mut FunctionBuilder| {
+            let pv = b.use_var(p);
+            let pe = b.use_var(pend);
+            b.ins().icmp(IntCC::Equal, pv, pe)
+        };
+
+        b.switch_to_block(head);
+        let done = ends(b);
+        b.ins().brif(done, exit, &[], body, &[]);
+
+        // body: the reader's counter. Most updates flip nothing: a
+        // predictable branch lets the processor run ahead to the next
+        // readers' counters.
+        b.switch_to_block(body);
+        let pv = b.use_var(p);
+        let r = b.ins().uload32(mem, pv, 0);
+        let p1 = b.ins().iadd_imm_s(pv, 4);
+        b.def_var(p, p1);
+        // The counter at 4 * component: (r >> 1) with the flag bits cleared.
+        let fv = b.ins().ushr_imm_u(r, SHIFT as i64);
+        let off = b.ins().ishl_imm_u(fv, 2);
+        let addr = b.ins().iadd(inst, off);
+        let before = b.ins().load(I32, mem, addr, self.layout.counters as i32);
+        let after = b.ins().iadd_imm_s(before, add);
+        b.ins().store(mem, after, addr, self.layout.counters as i32);
+        // The update overflowed when it left the counter at the far end:
+        // one compare, where reading the overflow flag took two.
+        let wrapped = if add > 0 { i64::from(i32::MIN) } else { i64::from(i32::MAX) };
+        let of = b.ins().icmp_imm_s(IntCC::Equal, after, wrapped);
+        if falling {
+            let steady = b.create_block();
+            b.ins().brif(of, flip, &[], steady, &[]);
+            b.switch_to_block(steady);
+            self.pending(b, r, latch);
+        } else {
+            b.ins().brif(of, flip, &[], latch, &[]);
+        }
+
+        // flip: push a reader with readers; in a cycle, flag it (when
+        // falling); set its legal and next bits.
+        b.switch_to_block(flip);
+        let has_readers = b.ins().band_imm_s(r, PUSH as i64);
+        b.ins().brif(has_readers, push, &[], pushed, &[]);
+        b.switch_to_block(push);
+        let fshift = b.ins().ushr_imm_u(r, (SHIFT - 1) as i64);
+        let fshift = b.ins().band_imm_s(fshift, !1);
+        let fshift = b.ins().ireduce(I32, fshift);
+        let entry = b.ins().bor_imm_s(fshift, now);
+        let top = b.use_var(stack.top);
+        b.ins().store(mem, entry, top, 0);
+        let top = b.ins().iadd_imm_s(top, 4);
+        b.def_var(stack.top, top);
+        b.ins().jump(pushed, &[]);
+        b.switch_to_block(pushed);
+        if falling {
+            self.pending(b, r, triggered);
+        } else {
+            b.ins().jump(triggered, &[]);
+        }
+        b.switch_to_block(triggered);
+        let has_trigs = b.ins().band_imm_s(r, TRIG as i64);
+        b.ins().brif(has_trigs, trig_start, &[], latch, &[]);
+
+        b.switch_to_block(trig_start);
+        let fv = b.ins().ushr_imm_u(r, SHIFT as i64);
+        let trig_heads = b.ins().symbol_value(I64, self.gvs[2]);
+        let (s, e) = range_of(b, trig_heads, fv);
+        b.ins().jump(trig_loop, &[s.into()]);
+        b.switch_to_block(trig_loop);
+        b.append_block_param(trig_loop, I64);
+        let kv = b.block_params(trig_loop)[0];
+        let kdone = b.ins().icmp(IntCC::Equal, kv, e);
+        b.ins().brif(kdone, latch, &[], trig_body, &[]);
+        b.switch_to_block(trig_body);
+        let trigs = b.ins().symbol_value(I64, self.gvs[3]);
+        let at = b.ins().ishl_imm_u(kv, 2);
+        let at = b.ins().iadd(trigs, at);
+        let tr = b.ins().load(I32, mem, at, 0);
+        let woff = b.ins().ushr_imm_u(tr, 6);
+        let woff = b.ins().uextend(I64, woff);
+        let wa = b.ins().iadd(inst, woff);
+        let bit = b.ins().band_imm_s(tr, 63);
+        let bit = b.ins().uextend(I64, bit);
+        let w = b.ins().load(I64, mem, wa, 0);
+        let one = b.ins().iconst(I64, 1);
+        let m = b.ins().ishl(one, bit);
+        let w = if now == 1 { b.ins().bor(w, m) } else { b.ins().band_not(w, m) };
+        b.ins().store(mem, w, wa, 0);
+        let k1 = b.ins().iadd_imm_s(kv, 1);
+        b.ins().jump(trig_loop, &[k1.into()]);
+        head
+    }
+
+    /// A reader in a cycle (entry `r`) has its cycle's pending flag set;
+    /// then on to `next`.
+    fn pending(&self, b: &mut FunctionBuilder, r: Value, next: Block) {
+        let set = b.create_block();
+        b.set_cold_block(set);
+        let in_cycle = b.ins().band_imm_s(r, CYCLE as i64);
+        b.ins().brif(in_cycle, set, &[], next, &[]);
+        b.switch_to_block(set);
+        let fv = b.ins().ushr_imm_u(r, SHIFT as i64);
+        let at = b.ins().ishl_imm_u(fv, 4);
+        let heads = b.ins().symbol_value(I64, self.gvs[0]);
+        let at = b.ins().iadd(heads, at);
+        let po = b.ins().uload32(self.mem, at, 12);
+        let pa = b.ins().iadd(self.inst, po);
+        let one = b.ins().iconst(I8, 1);
+        b.ins().store(self.mem, one, pa, 0);
+        b.ins().jump(next, &[]);
     }
 }
 
