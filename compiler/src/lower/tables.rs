@@ -8,8 +8,8 @@
 //! miss (hex: 270k updates, one-at-a-time playouts at a third of the
 //! interpreter's rate). A table entry is 4 bytes, and the loop that reads
 //! it stays in the cache. The loop makes the same updates as the code:
-//! counters counting down for NOT, NOR and NAND, a flip read off the
-//! update's overflow; a flipped reader with readers is pushed behind a
+//! counters counting down for NOT, NOR and NAND, a flip where the update
+//! wraps the counter from one end of `i32` to the other; a flipped reader with readers is pushed behind a
 //! branch (rarely taken, so the processor runs ahead to the next readers'
 //! counters), and legal and next bits and cycle flags are set on a slower
 //! path that only readers with triggers or a cycle take.
