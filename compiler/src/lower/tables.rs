@@ -239,13 +239,12 @@ impl Run<'_> {
     ) -> Block {
         let (inst, mem) = (self.inst, self.mem);
         let now = i64::from(add > 0);
-        // Blocks are laid out in the order they are first entered, the
-        // cold ones (a reader that flips) after all: an update that flips
-        // nothing runs straight through `body` (and `steady`) to `latch`,
-        // whose branch back is the loop's only taken jump.
+        // The blocks of a reader that flips are cold (laid out after the
+        // loop): an update that flips nothing runs `head`, `body` (and
+        // `steady`) and back. A test at the bottom of the loop instead
+        // measured 9% more instructions per step on reversi.
         let head = b.create_block();
         let body = b.create_block();
-        let latch = head;
         let flip = b.create_block();
         let push = b.create_block();
         let pushed = b.create_block();
@@ -256,14 +255,10 @@ impl Run<'_> {
         for cold in [flip, push, pushed, triggered, trig_start, trig_loop, trig_body] {
             b.set_cold_block(cold);
         }
-        let ends = |b: &mut FunctionBuilder| {
-            let pv = b.use_var(p);
-            let pe = b.use_var(pend);
-            b.ins().icmp(IntCC::Equal, pv, pe)
-        };
-
         b.switch_to_block(head);
-        let done = ends(b);
+        let pv = b.use_var(p);
+        let pe = b.use_var(pend);
+        let done = b.ins().icmp(IntCC::Equal, pv, pe);
         b.ins().brif(done, exit, &[], body, &[]);
 
         // body: the reader's counter. Most updates flip nothing: a
@@ -274,7 +269,7 @@ impl Run<'_> {
         let r = b.ins().uload32(mem, pv, 0);
         let p1 = b.ins().iadd_imm_s(pv, 4);
         b.def_var(p, p1);
-        // The counter at 4 * component: (r >> 1) with the flag bits cleared.
+        // The counter at inst + 4 * component: x86's scaled index.
         let fv = b.ins().ushr_imm_u(r, SHIFT as i64);
         let off = b.ins().ishl_imm_u(fv, 2);
         let addr = b.ins().iadd(inst, off);
@@ -289,9 +284,9 @@ impl Run<'_> {
             let steady = b.create_block();
             b.ins().brif(of, flip, &[], steady, &[]);
             b.switch_to_block(steady);
-            self.pending(b, r, latch);
+            self.pending(b, r, head);
         } else {
-            b.ins().brif(of, flip, &[], latch, &[]);
+            b.ins().brif(of, flip, &[], head, &[]);
         }
 
         // flip: push a reader with readers; in a cycle, flag it (when
@@ -317,7 +312,7 @@ impl Run<'_> {
         }
         b.switch_to_block(triggered);
         let has_trigs = b.ins().band_imm_s(r, TRIG as i64);
-        b.ins().brif(has_trigs, trig_start, &[], latch, &[]);
+        b.ins().brif(has_trigs, trig_start, &[], head, &[]);
 
         b.switch_to_block(trig_start);
         let fv = b.ins().ushr_imm_u(r, SHIFT as i64);
@@ -328,7 +323,7 @@ impl Run<'_> {
         b.append_block_param(trig_loop, I64);
         let kv = b.block_params(trig_loop)[0];
         let kdone = b.ins().icmp(IntCC::Equal, kv, e);
-        b.ins().brif(kdone, latch, &[], trig_body, &[]);
+        b.ins().brif(kdone, head, &[], trig_body, &[]);
         b.switch_to_block(trig_body);
         let trigs = b.ins().symbol_value(I64, self.gvs[3]);
         let at = b.ins().ishl_imm_u(kv, 2);
