@@ -130,10 +130,10 @@ impl<M: Module> Emitter<'_, M> {
             |_, b, params, gvs| {
                 let g = Run { inst: params[0], gvs, layout: &layout, mem };
                 let stack = Stack::open(b, g.inst, &layout);
-                // The reader entry being read and the end of its run.
-                let (p, pend, split, end) =
-                    (b.declare_var(I64), b.declare_var(I64), b.declare_var(I64), b.declare_var(I64));
-                for v in [p, pend, split, end] {
+                // The reader entry being read, the end of its run and the
+                // end of the second run (the first ends where it starts).
+                let (p, pend, end) = (b.declare_var(I64), b.declare_var(I64), b.declare_var(I64));
+                for v in [p, pend, end] {
                     let z = b.ins().iconst(I64, 0);
                     b.def_var(v, z);
                 }
@@ -156,9 +156,7 @@ impl<M: Module> Emitter<'_, M> {
                 ];
                 for (blk, run) in second.into_iter().zip(&runs) {
                     b.switch_to_block(blk);
-                    let sv = b.use_var(split);
                     let ev = b.use_var(end);
-                    b.def_var(p, sv);
                     b.def_var(pend, ev);
                     b.ins().jump(run[1], &[]);
                 }
@@ -192,7 +190,6 @@ impl<M: Module> Emitter<'_, M> {
                 });
                 b.def_var(p, first);
                 b.def_var(pend, mid);
-                b.def_var(split, mid);
                 b.def_var(end, last);
                 let up = b.ins().band_imm_s(entry, 1);
                 b.ins().brif(up, runs[0][0], &[], runs[1][0], &[]);
