@@ -243,9 +243,21 @@ const ATTEMPT_MAX_ROWS: usize = 250_000;
 /// rows) are offered to the magic-set rewrite (with their callers). The
 /// last attempt gets all the time left.
 pub fn ground(game: &Arc<Game>, limits: &GroundLimits, deadline: &Deadline) -> Result<Grounded, GroundError> {
+    ground_attempts(game, limits, deadline, ATTEMPT_MAX_ROWS)
+}
+
+/// [`ground`] with attempts stopped at `attempt_rows` rows (tests use
+/// small models).
+fn ground_attempts(
+    game: &Arc<Game>,
+    limits: &GroundLimits,
+    deadline: &Deadline,
+    attempt_rows: usize,
+) -> Result<Grounded, GroundError> {
     let start = Instant::now();
     let share = deadline.time().map(|t| t.saturating_duration_since(start).mul_f64(0.4));
     let mut demand: Vec<RelId> = Vec::new();
+    let mut undone: Vec<RelId> = Vec::new();
     let mut current = game.clone();
     let mut last_chance = false;
     loop {
@@ -254,7 +266,7 @@ pub fn ground(game: &Arc<Game>, limits: &GroundLimits, deadline: &Deadline) -> R
             Some(share) if !last_chance => deadline.min(now + share),
             _ => deadline.clone(),
         };
-        let max_rows = if last_chance { usize::MAX } else { ATTEMPT_MAX_ROWS };
+        let max_rows = if last_chance { usize::MAX } else { attempt_rows };
         let (e, largest) = match ground_once(&current, limits, attempt_deadline, max_rows) {
             Ok(mut g) => {
                 g.demand = demand.iter().map(|&r| game.rel_name(r).to_string()).collect();
@@ -263,8 +275,23 @@ pub fn ground(game: &Arc<Game>, limits: &GroundLimits, deadline: &Deadline) -> R
             }
             Err(failure) => failure,
         };
+        tracing::debug!(error = %e, "grounding: attempt failed");
         if last_chance || deadline.passed() || matches!(e, GroundError::TooDeep { .. }) {
             return Err(e);
+        }
+        // A rewrite whose demand alone passes the attempt's size limit
+        // asks for about as much as the relations in full (gt_two_thirds'
+        // `sum` of every pair of bids). Rewrites pass demand on to their
+        // callers and callees, so every one made so far is undone and
+        // none is tried again: what follows runs on the rules as written.
+        if !e.is_timeout() && !demand.is_empty() {
+            let demanded = e.relation().strip_prefix(crate::magic::PREFIX).and_then(|n| n.split('@').next());
+            if demanded.and_then(|b| game.relation_by_name(b)).is_some_and(|r| demand.contains(&r)) {
+                tracing::info!(relations = ?demand.iter().map(|&r| game.rel_name(r)).collect::<Vec<_>>(),
+                    "grounding: demand as large as the relations: computing them in full again");
+                undone.append(&mut demand);
+                current = game.clone();
+            }
         }
         let mut candidates: Vec<String> = Vec::new();
         if matches!(
@@ -283,7 +310,7 @@ pub fn ground(game: &Arc<Game>, limits: &GroundLimits, deadline: &Deadline) -> R
         for name in candidates.iter().filter(|n| !n.starts_with(crate::magic::PREFIX)) {
             let base = name.split('@').next().unwrap_or(name);
             let Some(r) = game.relation_by_name(base) else { continue };
-            if demand.contains(&r) {
+            if demand.contains(&r) || undone.contains(&r) {
                 continue;
             }
             demand.push(r);
@@ -579,6 +606,26 @@ mod tests {
         );
         let g = ground_now(&game, &GroundLimits { max_atoms: 10_000, ..Default::default() }).unwrap();
         assert_eq!(g.demand, ["n"]);
+    }
+
+    #[test]
+    fn a_rewrite_whose_demand_is_as_large_is_undone() {
+        // `legal` asks for `pair` at every pair of numbers: its demand is
+        // the whole relation, and the rewrite holds it twice (the calls and
+        // the answers), over the atom limit where the rules as written fit.
+        let nums: String = (0..60).map(|i| format!("(num {i}) ")).collect();
+        let text = format!(
+            "(role r) (init (c 0)) {nums}
+             (<= (pair ?x ?y) (num ?x) (num ?y))
+             (<= (legal r go) (true (c 0)) (num ?a) (num ?b) (pair ?a ?b))
+             (<= (next (c ?x)) (true (c ?x))) (<= terminal (true (c 1))) (goal r 1)"
+        );
+        let game = Arc::new(crate::load("t.kif", text.as_str()).unwrap());
+        let limits = GroundLimits { max_atoms: 5_000, ..Default::default() };
+        let g =
+            ground_attempts(&game, &limits, &limits.deadline(Instant::now()), 2_000).expect("the rules as written fit");
+        assert!(g.demand.is_empty(), "{:?}", g.demand);
+        assert_eq!(g.atoms.iter().filter(|a| a.rel == game.relation_by_name("pair").unwrap()).count(), 3_600);
     }
 
     #[test]

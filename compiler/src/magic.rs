@@ -12,8 +12,9 @@
 //! bound argument values that are actually asked for, and `r@bbf` is
 //! computed from `r`'s rules only where its magic relation holds.
 //!
-//! Bindings flow left to right through rule bodies (the order authors
-//! write for top-down provers); a negated call is treated as coming right
+//! Bindings come first from positive literals on static relations,
+//! wherever they are written, then flow left to right through the rest of
+//! the body (the order authors write for top-down provers); a negated call is treated as coming right
 //! after the positive literal that binds its last variable, with every
 //! argument bound. Only the
 //! relations asked for are rewritten; a relation that some caller uses
@@ -58,7 +59,12 @@ fn bind(p: &Pat, bound: &mut [bool]) {
 /// For one clause under a head adornment: for each body literal on a
 /// rewritten relation, its adornment and the body positions (positive
 /// literals, and filters whose variables those bind) that pass it bindings.
-fn sips(c: &Clause, head: Option<&Adornment>, rewritten: &[bool]) -> Vec<Option<(Adornment, Vec<usize>)>> {
+fn sips(
+    c: &Clause,
+    head: Option<&Adornment>,
+    rewritten: &[bool],
+    fixed: &[bool],
+) -> Vec<Option<(Adornment, Vec<usize>)>> {
     let mut bound = vec![false; c.var_names.len()];
     if let Some(a) = head {
         for (p, &b) in c.head.args.iter().zip(a) {
@@ -96,9 +102,29 @@ fn sips(c: &Clause, head: Option<&Adornment>, rewritten: &[bool]) -> Vec<Option<
             }
         }
     };
+    // Static relations pass their bindings first, wherever they are
+    // written: they are derived once and in full, and a body is a
+    // conjunction, so every instance that holds satisfies them anyway.
+    // alexChess's `pinned` calls `(between ?l ?m ?r ?dir)` before the
+    // static tests that make `?l` a king and `?r` a rook: read left to
+    // right, `between` was asked for with nothing bound (3.2M instances).
+    let early = |a: &AtomPat| fixed[a.rel.index()] && !rewritten[a.rel.index()];
+    for (i, l) in c.body.iter().enumerate() {
+        if let Lit::Pos(a) = l {
+            if early(a) {
+                for p in a.args.iter() {
+                    bind(p, &mut bound);
+                }
+                before.push(i);
+            }
+        }
+    }
     negs_ready(&mut out, &before, &bound);
     for (i, l) in c.body.iter().enumerate() {
         if let Lit::Pos(a) = l {
+            if early(a) {
+                continue;
+            }
             if rewritten[a.rel.index()] {
                 let ad: Adornment = a.args.iter().map(|p| pat_bound(p, &bound)).collect();
                 out[i] = Some((ad, filters_ready(&before, &bound)));
@@ -204,6 +230,7 @@ pub fn demand_transform(game: &Game, wanted: &[RelId]) -> Option<Rewritten> {
         by_head[c.head.rel.index()].push(i);
     }
     let rewritable = |r: usize| r >= KEYWORD_RELATIONS.len() && !by_head[r].is_empty();
+    let fixed: Vec<bool> = game.relations.iter().map(|r| r.layer == Layer::Static).collect();
     let mut rewritten = vec![false; nrel];
     for &r in wanted {
         if rewritable(r.index()) {
@@ -213,6 +240,11 @@ pub fn demand_transform(game: &Game, wanted: &[RelId]) -> Option<Rewritten> {
     // Find the adornments in use. A rewritten relation called with no
     // argument bound passes the demand up to its caller (which is then
     // rewritten too) or, when the caller cannot be, is computed in full.
+    // A relation once computed in full stays so: passing the demand up to
+    // it again would undo that every other round (alexChess: `legal2` is
+    // called free by `legal`, and its helper free by `legal2`), and the
+    // rewrite would give up when the rounds ran out.
+    let mut refused = vec![false; nrel];
     let mut rounds = 0;
     let adornments: Vec<Vec<Copy>> = loop {
         rounds += 1;
@@ -227,7 +259,7 @@ pub fn demand_transform(game: &Game, wanted: &[RelId]) -> Option<Rewritten> {
                          ctx: Layer,
                          adorns: &mut Vec<Vec<Copy>>,
                          queue: &mut Vec<(RelId, Copy)>| {
-            for (i, s) in sips(c, head, &rewritten).into_iter().enumerate() {
+            for (i, s) in sips(c, head, &rewritten, &fixed).into_iter().enumerate() {
                 let Some((ad, _)) = s else { continue };
                 let (Lit::Pos(a) | Lit::Neg(a)) = &c.body[i] else { continue };
                 let copy = (ad, ctx);
@@ -254,12 +286,13 @@ pub fn demand_transform(game: &Game, wanted: &[RelId]) -> Option<Rewritten> {
             }
             changed = true;
             let callers = &free_callers[r];
-            if callers.iter().all(|c| rewritable(c.index()) && !rewritten[c.index()]) {
+            if callers.iter().all(|c| rewritable(c.index()) && !rewritten[c.index()] && !refused[c.index()]) {
                 for c in callers {
                     rewritten[c.index()] = true;
                 }
             } else {
                 rewritten[r] = false;
+                refused[r] = true;
             }
         }
         if !changed {
@@ -315,7 +348,7 @@ pub fn demand_transform(game: &Game, wanted: &[RelId]) -> Option<Rewritten> {
                 Some((_, ctx)) => *ctx,
                 None => game.relations[c.head.rel.index()].layer,
             };
-            let s = sips(c, head_copy.as_ref().map(|h| &h.0), &rewritten);
+            let s = sips(c, head_copy.as_ref().map(|h| &h.0), &rewritten, &fixed);
             let copy_of = |rel: RelId, ad: &Adornment| (rel, (ad.clone(), ctx));
             // Body literals with rewritten relations renamed.
             let body: Vec<Lit> = c
@@ -470,5 +503,48 @@ mod tests {
         .unwrap();
         let h = g.relation_by_name("h").unwrap();
         assert!(demand_transform(&g, &[h]).is_none());
+    }
+
+    /// `c1` asks for `r` at the values of `?x`; `c2` and `legal` call
+    /// their helpers with nothing bound.
+    fn chain(c1: &str) -> Game {
+        let text = format!(
+            "(role p) (num 1) (num 2) (num 3) (init (at 1))
+             (<= (legal p (go ?x)) (c2 ?x))
+             (<= (c2 ?x) (c1 ?x))
+             {c1}
+             (<= (r ?x) (true (at ?x)))
+             (<= (next (at ?x)) (does p (go ?x)))
+             (<= terminal (true (at 3))) (goal p 100)"
+        );
+        load("t.kif", text).unwrap()
+    }
+
+    #[test]
+    fn a_relation_computed_in_full_is_not_asked_to_pass_demand_up_again() {
+        // `c2` must stay in full (its caller is `legal`), and then `c1`
+        // (called free by `c2`). Passing the demand up to `c2` again, as
+        // the rewrite once did, undid that every other round until the
+        // rounds ran out and nothing was rewritten.
+        let g = chain("(<= (c1 ?x) (num ?x) (r ?x))");
+        let r = g.relation_by_name("r").unwrap();
+        let rw = demand_transform(&g, &with_callers(&g, &[r])).expect("r on demand");
+        assert_eq!(rw.relations, vec![r]);
+        assert!(rw.game.relation_by_name("r@b/s").is_some());
+    }
+
+    #[test]
+    fn static_relations_bind_arguments_wherever_they_are_written() {
+        // `r` comes first, but `num` binds `?x` for it.
+        let g = chain("(<= (c1 ?x) (r ?x) (num ?x))");
+        let r = g.relation_by_name("r").unwrap();
+        let rw = demand_transform(&g, &with_callers(&g, &[r])).expect("r on demand");
+        assert_eq!(rw.relations, vec![r]);
+        assert!(rw.game.relation_by_name("r@b/s").is_some());
+        let magic = rw.game.relation_by_name("magic@r@b/s").unwrap();
+        let demand: Vec<&Clause> = rw.game.clauses.iter().filter(|c| c.head.rel == magic).collect();
+        assert_eq!(demand.len(), 1);
+        let num = rw.game.relation_by_name("num").unwrap();
+        assert!(matches!(&demand[0].body[..], [Lit::Pos(a)] if a.rel == num), "demand from `num` alone");
     }
 }
