@@ -331,3 +331,64 @@ fn machine_errors_are_typed() {
     .unwrap();
     assert_eq!(jit.is_terminal(&other), Err(MachineError::WrongGame));
 }
+
+/// A goal value above 100 is kept in the network (a relaxed model may
+/// admit one that play never reaches: sancho arithmetic), and every
+/// machine reports one that holds as the prover does: an error. Here
+/// `(go 2)` reaches 150 and `(go 3)` 102; `(go 1)` is a plain 50.
+#[test]
+fn goal_values_above_100_are_errors_on_every_machine() {
+    use propel_runtime::MachineError;
+    let text = "(role p) (init (c 0))
+        (<= (legal p (go ?x)) (true (c 0)) (num ?x)) (num 1) (num 2) (num 3)
+        (<= (next (c ?x)) (does p (go ?x)))
+        (<= terminal (not (true (c 0))))
+        (<= (goal p 0) (true (c 0))) (<= (goal p 50) (true (c 1)))
+        (<= (goal p 150) (true (c 2))) (<= (goal p 102) (true (c 3)))";
+    let game = Arc::new(propel_compiler::load("big-goals.kif", text).unwrap());
+    let bad = |value: &str| MachineError::BadGoal { role: "p".into(), value: value.into() };
+    fn after<M: StateMachine>(m: &mut M, x: usize) -> M::State {
+        let s = m.initial_state().unwrap();
+        let mut moves = Vec::new();
+        m.legal_moves(&s, 0, &mut moves).unwrap();
+        let mv = *moves.iter().find(|&&mv| m.move_kif(mv) == format!("(go {x})")).unwrap();
+        m.next_state(&s, &[mv]).unwrap()
+    }
+    fn goals<M: StateMachine>(m: &mut M, x: usize) -> Result<Vec<u8>, MachineError> {
+        let s = after(m, x);
+        let mut v = Vec::new();
+        m.goal_values(&s, 0, &mut v).map(|_| v)
+    }
+    let mut prover = Prover::new(game.clone()).unwrap();
+    let mut net = propel_tests::propnet_machine(&game, Pass::ALL);
+    let mut jit = jit_machine(&game, &BuildOptions::default()).unwrap().machine;
+    for (x, exact, masked) in [(2, "150", "127 or more"), (3, "102", "102")] {
+        assert_eq!(goals(&mut prover, x), Err(bad(exact)), "prover, go {x}");
+        assert_eq!(goals(&mut net, x), Err(bad(exact)), "propnet, go {x}");
+        assert_eq!(goals(&mut jit, x), Err(bad(masked)), "jit, go {x}");
+    }
+    assert_eq!(goals(&mut prover, 1), Ok(vec![50]));
+    assert_eq!(goals(&mut net, 1), Ok(vec![50]));
+    assert_eq!(goals(&mut jit, 1), Ok(vec![50]));
+    // Whole playouts in generated code and on the lanes: the ones that
+    // end at 50 give 50, and a run that ends at a bad value fails.
+    let s0 = jit.initial_state().unwrap();
+    let (mut fine, mut failed) = (0, 0);
+    let mut g = Vec::new();
+    for seed in 1..=30 {
+        match jit.native_playout(&s0, seed, 100, &mut g) {
+            Ok(_) => {
+                assert_eq!(g, [50], "seed {seed}");
+                fine += 1;
+            }
+            Err(e) => {
+                assert!(matches!(&e, MachineError::BadGoal { role, .. } if role == "p"), "seed {seed}: {e}");
+                failed += 1;
+            }
+        }
+    }
+    assert!(fine > 0 && failed > 0, "{fine} and {failed}");
+    let (mut lg, mut ll) = (Vec::new(), Vec::new());
+    let e = jit.lane_playouts(&s0, 200, 1, 100, &mut lg, &mut ll).unwrap_err();
+    assert!(matches!(e, MachineError::BadGoal { .. }), "{e}");
+}

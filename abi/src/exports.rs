@@ -231,10 +231,13 @@ exports! {
     /// ascending order, to `out`; returns how many there are.
     Legal / legal = "propel_legal" (inst: Inst, role: Int, out: MovesOut, cap: Int) -> Int;
     /// The goal values of `role` in the current state: bit `v % 64` of
-    /// `out[v / 64]` (two words) set when the rules give value `v`.
+    /// `out[v / 64]` (two words) set when the rules give value `v` (bit
+    /// 127 for any value from 127 up; a value above 100 is not a GDL goal:
+    /// the rules give one only where the game is broken).
     Goals / goals = "propel_goals" (inst: Inst, role: Int, out: GoalMask) -> Void;
     /// A random playout from the current state to a terminal one: writes
-    /// each role's goal (the largest value given, -1 if none) to `goals`
+    /// each role's goal (the largest value given, -1 if none; above 100,
+    /// at most 127, where the rules give a value GDL does not allow) to `goals`
     /// and returns its length; -1 if a role has no legal move, -2 after
     /// `max_steps` steps. The playout's last state is then current. With a
     /// null `goals` nothing is written (the caller reads the goals of that

@@ -48,7 +48,7 @@ pub enum PlanError {
     Count { what: &'static str, found: usize, expected: usize },
     #[error("the lane plan gives a goal to role {0}, which does not exist")]
     Role(u32),
-    #[error("the lane plan gives a goal value {0} (at most 100)")]
+    #[error("the lane plan gives a goal value {0} (at most 255)")]
     Value(u32),
 }
 
@@ -73,7 +73,7 @@ impl LanePlan {
 
     /// Decodes and checks a plan on its own: every word index in range,
     /// as many next words as bases and legal words as inputs, goal values
-    /// up to 100, at most [`MAX_WORDS`] words. Allocates no more than the
+    /// up to 255 (above 100 where the rules give one GDL does not allow), at most [`MAX_WORDS`] words. Allocates no more than the
     /// input's size, whatever it says.
     pub fn decode(v: &[u32]) -> Result<LanePlan, PlanError> {
         let mut it = v.iter().copied();
@@ -110,7 +110,7 @@ impl LanePlan {
             if w >= words {
                 return Err(PlanError::WordOutOfRange(words));
             }
-            if val > 100 {
+            if val > 255 {
                 return Err(PlanError::Value(val));
             }
             goals.push((r, val, w));

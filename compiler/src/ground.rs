@@ -279,12 +279,12 @@ fn ground_attempts(
         if last_chance || deadline.passed() || matches!(e, GroundError::TooDeep { .. }) {
             return Err(e);
         }
-        // A rewrite whose demand alone passes the attempt's size limit
-        // asks for about as much as the relations in full (gt_two_thirds'
-        // `sum` of every pair of bids). Rewrites pass demand on to their
+        // A rewrite whose demand alone passes the attempt's size or time
+        // limit asks for about as much as the relations in full
+        // (gt_two_thirds' `sum` of every pair of bids). Rewrites pass demand on to their
         // callers and callees, so every one made so far is undone and
         // none is tried again: what follows runs on the rules as written.
-        if !e.is_timeout() && !demand.is_empty() {
+        if !demand.is_empty() {
             let demanded = e.relation().strip_prefix(crate::magic::PREFIX).and_then(|n| n.split('@').next());
             if demanded.and_then(|b| game.relation_by_name(b)).is_some_and(|r| demand.contains(&r)) {
                 tracing::info!(relations = ?demand.iter().map(|&r| game.rel_name(r)).collect::<Vec<_>>(),
@@ -307,10 +307,25 @@ fn ground_attempts(
         }
         candidates.extend(largest.into_iter().filter(|(n, _)| *n >= REWRITE_ROWS).map(|(_, r)| r));
         let mut rewritten = false;
+        // A static relation is computed once and read as constants; asked
+        // for from state-dependent callers, its rewrite depends on the
+        // state and becomes part of the network. So it is rewritten only
+        // when it cannot be computed in full (the build's own limits), not
+        // for passing an attempt's row limit: gt_two_thirds_6p's static
+        // `absDiff` (250k rows) rewritten that way made 6.4M components.
+        let whole_budget = matches!(
+            e,
+            GroundError::Model(EvalError::TooManyFacts { .. } | EvalError::TermTooDeep { .. })
+                | GroundError::TooManyRules { .. }
+        );
         for name in candidates.iter().filter(|n| !n.starts_with(crate::magic::PREFIX)) {
             let base = name.split('@').next().unwrap_or(name);
             let Some(r) = game.relation_by_name(base) else { continue };
             if demand.contains(&r) || undone.contains(&r) {
+                continue;
+            }
+            if game.relations[r.index()].layer == Layer::Static && !whole_budget {
+                tracing::debug!(relation = base, "grounding: static, computed in full");
                 continue;
             }
             demand.push(r);
@@ -610,13 +625,14 @@ mod tests {
 
     #[test]
     fn a_rewrite_whose_demand_is_as_large_is_undone() {
-        // `legal` asks for `pair` at every pair of numbers: its demand is
-        // the whole relation, and the rewrite holds it twice (the calls and
+        // `legal` asks for `pair` (state-dependent: a static relation is
+        // not rewritten for an attempt's row limit) at every pair of
+        // numbers: its demand is the whole relation, and the rewrite holds it twice (the calls and
         // the answers), over the atom limit where the rules as written fit.
         let nums: String = (0..60).map(|i| format!("(num {i}) ")).collect();
         let text = format!(
             "(role r) (init (c 0)) {nums}
-             (<= (pair ?x ?y) (num ?x) (num ?y))
+             (<= (pair ?x ?y) (true (c 0)) (num ?x) (num ?y))
              (<= (legal r go) (true (c 0)) (num ?a) (num ?b) (pair ?a ?b))
              (<= (next (c ?x)) (true (c ?x))) (<= terminal (true (c 1))) (goal r 1)"
         );

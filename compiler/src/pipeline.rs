@@ -181,9 +181,11 @@ fn build(
     let demand = g.demand.clone();
     let net = from_ground_until(&g, deadline)?;
     drop(g);
+    tracing::debug!(seconds = t.elapsed().as_secs_f64(), components = net.len(), "network built");
     let mut report =
         vec![StageReport { stage: "ground+build".into(), seconds: t.elapsed().as_secs_f64(), counts: net.counts() }];
     let (mut net, mut goal_net) = passes::run_until(net, passes, deadline, &mut |stage, seconds, counts| {
+        tracing::debug!(pass = stage, seconds, components = counts.total, "pass done");
         report.push(StageReport { stage: stage.to_string(), seconds, counts: counts.clone() })
     })?;
     net.canonical_order();

@@ -89,3 +89,33 @@ fn repeated_derivations_count_once_against_the_size_limit() {
     let e = compile(&game, &limits, Pass::DEFAULT).err().expect("over 2,150 atoms");
     assert!(e.to_string().contains("more than 2150 facts derived (`r` has"), "{e}");
 }
+
+/// A pass over a large network gives up when the deadline passes: the
+/// build stopped 60 s late in `constants` on gt_two_thirds_6p (6.4M
+/// components, a cycle of a million gates) before passes looked at the
+/// clock inside. Here the deadline has passed before the pass starts, and
+/// every pass must notice it within its first few thousand components.
+#[test]
+fn a_pass_stops_at_its_deadline() {
+    use propel_compiler::propnet::passes::{apply_until, Pass};
+    use propel_compiler::Deadline;
+    let limits = GroundLimits { time: Duration::from_secs(600), ..Default::default() };
+    // 8,100 moves over 90 numbers: as many legal gates, no passes yet.
+    let game = {
+        let nodes: String = (0..90).map(|i| format!("(n {i}) ")).collect();
+        let text = format!(
+            "(role r) (init (c 0)) {nodes}
+             (<= (legal r (go ?a ?b)) (true (c ?a)) (n ?a) (n ?b))
+             (<= (next (c ?b)) (does r (go ?a ?b)))
+             (<= terminal (true (c 1))) (goal r 100)"
+        );
+        Arc::new(propel_compiler::load("wide.kif", text).expect("valid"))
+    };
+    let net = compile(&game, &limits, &[]).expect("builds").net;
+    assert!(net.len() > 8_000, "{} components", net.len());
+    let past = Deadline::at(Instant::now() - Duration::from_millis(1));
+    for p in [Pass::Constants, Pass::Dedup, Pass::Flatten, Pass::Factor, Pass::Complement, Pass::NotFold] {
+        assert!(apply_until(net.clone(), p, &past).is_none(), "{} ran past its deadline", p.name());
+        assert!(apply_until(net.clone(), p, &Deadline::none()).is_some(), "{}", p.name());
+    }
+}

@@ -58,6 +58,10 @@ pub enum LaneError {
     NoLegalMove,
     #[error("a playout went on for more than {0} steps")]
     TooLong(u32),
+    /// A terminal state where role `role`'s goal (its largest value) is
+    /// above 100 (see [`crate::machine::check_goal_values`]).
+    #[error("goal value {value} of role number {role} is not from 0 to 100")]
+    BadGoal { role: u32, value: i32 },
 }
 
 /// What a lane gets when it is free (see [`LaneSource::next_start`]).
@@ -522,7 +526,7 @@ impl Lanes {
                 active &= !ended;
                 let wait = plan.goal_net && !stopped && active != 0 && parked.count_ones() < PARKED_LANES;
                 if !wait {
-                    self.finish(plan, eval, std::mem::take(&mut parked), source);
+                    self.finish(plan, eval, std::mem::take(&mut parked), source)?;
                 }
                 if active == 0 {
                     continue;
@@ -772,7 +776,13 @@ impl Lanes {
 
     /// Reports the lanes in `ended` (each terminal, in its current state,
     /// since step `ended_at`) to `source`.
-    fn finish(&mut self, plan: &LanePlan, eval: &mut impl LaneEval, ended: Word, source: &mut impl LaneSource) {
+    fn finish(
+        &mut self,
+        plan: &LanePlan,
+        eval: &mut impl LaneEval,
+        ended: Word,
+        source: &mut impl LaneSource,
+    ) -> Result<(), LaneError> {
         // Parked lanes must still hold their terminal state.
         debug_assert_eq!(self.words[plan.terminal as usize] & ended, ended, "a lane left its terminal state");
         if plan.goal_net {
@@ -791,11 +801,17 @@ impl Lanes {
                     *g = (*g).max(value as i32);
                 }
             }
+            if let Some((role, &value)) =
+                self.goals.iter().enumerate().find(|&(_, &g)| g > i32::from(crate::machine::GOAL_MAX))
+            {
+                return Err(LaneError::BadGoal { role: role as u32, value });
+            }
             if let Some(log) = &mut self.moves {
                 log.report(l, source);
             }
             source.finished(l, &self.goals, self.ended_at[l] - self.started[l]);
         }
+        Ok(())
     }
 
     /// One role's move in every lane of `live`, drawn uniformly among the

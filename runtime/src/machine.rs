@@ -107,7 +107,23 @@ impl From<crate::lanes::LaneError> for MachineError {
         match e {
             crate::lanes::LaneError::NoLegalMove => MachineError::NoLegalMove { role: None },
             crate::lanes::LaneError::TooLong(steps) => MachineError::StepLimit { steps: steps.into() },
+            crate::lanes::LaneError::BadGoal { role, value } => {
+                MachineError::BadGoal { role: format!("number {role}"), value: value.to_string() }
+            }
         }
+    }
+}
+
+/// The largest goal value GDL allows.
+pub(crate) const GOAL_MAX: u8 = 100;
+
+/// Fails as the prover does when `values` (a role's goals in a state)
+/// hold one above [`GOAL_MAX`]: a network keeps such values where its
+/// relaxed model admits them (see `propel_compiler::propnet::Goal`).
+pub(crate) fn check_goal_values(role: &str, values: &[u8]) -> Result<(), MachineError> {
+    match values.iter().find(|&&v| v > GOAL_MAX) {
+        Some(v) => Err(MachineError::BadGoal { role: role.to_string(), value: v.to_string() }),
+        None => Ok(()),
     }
 }
 

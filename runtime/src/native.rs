@@ -350,8 +350,19 @@ impl NativeMachine {
                 *g = p.role_max(&self.goal_vals, role).map_or(-1, i32::from);
             }
         }
+        // Each role's largest value: one above 100 is the prover's error.
+        if let Some((r, &v)) = goals.iter().enumerate().find(|&(_, &v)| v > i32::from(crate::machine::GOAL_MAX)) {
+            return Err(bad_mask_goal(&self.code.roles()[r], v));
+        }
         Ok(n)
     }
+}
+
+/// The prover's error for a goal value above 100 read from a goal mask,
+/// whose bit 127 stands for 127 and every value above.
+fn bad_mask_goal(role: &str, v: i32) -> MachineError {
+    let value = if v >= 127 { "127 or more".to_string() } else { v.to_string() };
+    MachineError::BadGoal { role: role.to_string(), value }
 }
 
 /// Bit-parallel playouts on a native machine's lane code, with lane
@@ -640,7 +651,7 @@ impl StateMachine for NativeMachine {
             p.role_values(&self.goal_vals, role, out);
             out.sort_unstable();
             out.dedup();
-            return Ok(());
+            return crate::machine::check_goal_values(&self.code.roles()[role], out);
         }
         self.set_state(s)?;
         let mut mask = [0u64; 2];
@@ -649,8 +660,11 @@ impl StateMachine for NativeMachine {
         // roles (checked above); `mask` is the two words written.
         unsafe { self.code.fns().goals(inst, role as i32, mask.as_mut_ptr()) };
         out.clear();
-        out.extend((0..=100u8).filter(|&v| mask[v as usize / 64] >> (v % 64) & 1 == 1));
-        Ok(())
+        out.extend((0..=127u8).filter(|&v| mask[v as usize / 64] >> (v % 64) & 1 == 1));
+        match out.iter().find(|&&v| v > crate::machine::GOAL_MAX) {
+            Some(&v) => Err(bad_mask_goal(&self.code.roles()[role], v.into())),
+            None => Ok(()),
+        }
     }
 
     fn state_kif(&mut self, s: &NetState) -> Vec<String> {

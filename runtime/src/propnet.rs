@@ -679,7 +679,7 @@ impl StateMachine for PropnetMachine {
     fn goal_values(&mut self, s: &NetState, role: usize, out: &mut Vec<u8>) -> Result<(), MachineError> {
         self.check_role(role)?;
         self.engine(s.bits())?.goal_values_now(role, out);
-        Ok(())
+        crate::machine::check_goal_values(&self.engines[0].topo.roles[role], out)
     }
 
     fn state_kif(&mut self, s: &NetState) -> Vec<String> {

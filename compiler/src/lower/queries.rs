@@ -504,8 +504,9 @@ impl<M: Module> Emitter<'_, M> {
         })
     }
 
-    /// Writes the goal values `role` has now as a 101-bit mask (bit v:
-    /// the rules give value v) in two `u64` words at `out`.
+    /// Writes the goal values `role` has now as a 128-bit mask (bit v:
+    /// the rules give value v; bit 127: 127 or more, which like 101-126
+    /// GDL does not allow) in two `u64` words at `out`.
     pub(super) fn emit_goals(&mut self, id: FuncId, eval_goals: FuncId) -> Result<(), ModuleError> {
         let mem = self.mem;
         let layout = self.layout.clone();
@@ -547,8 +548,9 @@ impl<M: Module> Emitter<'_, M> {
                             let s = b.ins().ushr_imm_u(c, 31);
                             b.ins().uextend(I64, s)
                         };
-                        let w = (g.value / 64) as usize;
-                        let sh = b.ins().ishl_imm_u(bit, (g.value % 64) as i64);
+                        let slot = g.value.min(127);
+                        let w = (slot / 64) as usize;
+                        let sh = b.ins().ishl_imm_u(bit, (slot % 64) as i64);
                         words[w] = b.ins().bor(words[w], sh);
                     }
                     b.ins().store(mem, words[0], out, 0);

@@ -116,8 +116,12 @@ pub fn from_ground_until(g: &Grounded, deadline: &Deadline) -> Result<Propnet, P
         // A goal of something that is not a role is never asked for.
         let Some(&role) = role_terms.get(&a.args[0]) else { continue };
         let text = g.pool.to_kif(a.args[1], &game.symbols);
+        // Values above 100 are kept: the relaxed model may admit them
+        // where play never reaches them (sancho arithmetic's score runs to
+        // 150 there, to 60 in play), and every machine reports one that
+        // holds as an error, as the prover does.
         let value = match text.parse::<u8>() {
-            Ok(v) if v <= 100 => v,
+            Ok(v) => v,
             _ => return Err(PropnetError::BadGoal { role: roles[role as usize].clone(), value: text }),
         };
         goals.push(Goal { role, value, comp: atom_comp[i] });

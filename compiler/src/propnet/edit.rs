@@ -3,6 +3,7 @@
 //! drops what no output reads and numbers the rest in dependency order.
 
 use super::{Base, Goal, Input, Kind, Propnet};
+use crate::deadline::Deadline;
 use crate::graph::sccs;
 
 pub(crate) struct Edit {
@@ -17,6 +18,11 @@ pub(crate) struct Edit {
     true_c: Option<u32>,
     false_c: Option<u32>,
     pub(crate) partial: bool,
+    /// When a pass must give up: its loops ask [`Edit::stop`] as they go
+    /// (a pass over millions of components runs for minutes).
+    deadline: Deadline,
+    ticks: u32,
+    stopped: bool,
 }
 
 impl Edit {
@@ -35,6 +41,9 @@ impl Edit {
             true_c: None,
             false_c: None,
             partial: net.partial,
+            deadline: Deadline::none(),
+            ticks: 0,
+            stopped: false,
         };
         e.true_c = e.kinds.iter().position(|k| *k == Kind::True).map(|i| i as u32);
         e.false_c = e.kinds.iter().position(|k| *k == Kind::False).map(|i| i as u32);
@@ -43,6 +52,39 @@ impl Edit {
 
     pub(crate) fn len(&self) -> usize {
         self.kinds.len()
+    }
+
+    /// An edit that gives up (see [`Edit::stop`]) once `deadline` passes.
+    pub(crate) fn until(mut self, deadline: &Deadline) -> Edit {
+        self.deadline = deadline.clone();
+        self
+    }
+
+    /// Whether the pass must stop now: the deadline is looked at every
+    /// 4,096 calls, and once passed this stays true (the pass's result is
+    /// then thrown away, so it may stop anywhere).
+    pub(crate) fn stop(&mut self) -> bool {
+        if !self.stopped {
+            self.ticks = self.ticks.wrapping_add(1);
+            if self.ticks.is_multiple_of(4096) {
+                self.stopped = self.deadline.passed();
+            }
+        }
+        self.stopped
+    }
+
+    pub(crate) fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// The deadline, for loops that hold the edit borrowed.
+    pub(crate) fn deadline(&self) -> &Deadline {
+        &self.deadline
+    }
+
+    /// Stops the pass (a loop found the deadline passed).
+    pub(crate) fn give_up(&mut self) {
+        self.stopped = true;
     }
 
     /// The component `c` stands for now.

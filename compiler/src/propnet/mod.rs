@@ -91,6 +91,9 @@ pub struct Input {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Goal {
     pub role: u32,
+    /// 0 to 100, or above for a value GDL does not allow, which every
+    /// machine reports as an error when it holds (native code's 128-bit
+    /// goal masks hold values from 127 up in bit 127).
     pub value: u8,
     pub comp: u32,
 }

@@ -185,9 +185,16 @@ pub fn run_until(
                 }
             }
         } else {
-            net = apply(net, *p);
+            let stage = || format!("in the `{}` pass", p.name());
+            let n = net.len();
+            net = apply_until(net, *p, deadline)
+                .ok_or_else(|| PropnetError::Timeout { stage: stage(), components: n })?;
             if let Some(g) = goal_net.take() {
-                goal_net = Some(apply(g, *p));
+                let n = g.len();
+                goal_net = Some(
+                    apply_until(g, *p, deadline)
+                        .ok_or_else(|| PropnetError::Timeout { stage: stage(), components: n })?,
+                );
             }
         }
         debug_assert_eq!(net.check(), Ok(()), "after pass {}", p.name());
@@ -198,7 +205,15 @@ pub fn run_until(
 
 /// Applies one pass (other than `Goals`).
 pub fn apply(net: Propnet, p: Pass) -> Propnet {
-    let mut e = Edit::new(net);
+    match apply_until(net, p, &Deadline::none()) {
+        Some(net) => net,
+        None => unreachable!("no deadline"),
+    }
+}
+
+/// [`apply`], or `None` when `deadline` passed during the pass.
+pub fn apply_until(net: Propnet, p: Pass, deadline: &Deadline) -> Option<Propnet> {
+    let mut e = Edit::new(net).until(deadline);
     match p {
         Pass::Constants => constants(&mut e),
         Pass::Dead => {}
@@ -210,7 +225,10 @@ pub fn apply(net: Propnet, p: Pass) -> Propnet {
         Pass::NotFold => notfold(&mut e),
         Pass::Goals | Pass::Split | Pass::Eliminate => {}
     }
-    e.finish()
+    if e.stopped() {
+        return None;
+    }
+    Some(e.finish())
 }
 
 /// `net` with base `base` fixed at `value` for every reader, cleaned up by
@@ -306,7 +324,7 @@ fn constants(e: &mut Edit) {
             }
         }
         fold_all(e, &const_base);
-        if const_base.len() == before {
+        if const_base.len() == before || e.stopped() {
             break;
         }
     }
@@ -339,6 +357,9 @@ fn fold_all(e: &mut Edit, const_base: &FxHashMap<u32, bool>) {
         }
     };
     for group in order {
+        if e.stop() {
+            return;
+        }
         let cyclic = group.len() > 1 || e.resolved_ins(group[0]).contains(&group[0]);
         if cyclic {
             fold_cycle(e, &group, &sub);
@@ -374,11 +395,19 @@ fn fold_all(e: &mut Edit, const_base: &FxHashMap<u32, bool>) {
 /// they are all false is always true.
 fn fold_cycle(e: &mut Edit, group: &[u32], sub: &dyn Fn(&Edit, u32) -> u32) {
     let member: rustc_hash::FxHashSet<u32> = group.iter().copied().collect();
-    let lfp = |e: &Edit, outside: bool| -> FxHashMap<u32, bool> {
+    // Sweeps until nothing changes: a cycle of a million gates (the
+    // recursive sums of gt_two_thirds rewritten for demand) takes minutes,
+    // so the deadline is looked at every 4,096 gates.
+    let lfp = |e: &Edit, outside: bool| -> Option<FxHashMap<u32, bool>> {
         let mut val: FxHashMap<u32, bool> = group.iter().map(|&c| (c, false)).collect();
+        let mut seen = 0u32;
         loop {
             let mut changed = false;
             for &c in group {
+                seen = seen.wrapping_add(1);
+                if seen.is_multiple_of(4096) && e.deadline().passed() {
+                    return None;
+                }
                 let ins = &e.ins[c as usize];
                 let t = ins
                     .iter()
@@ -398,12 +427,14 @@ fn fold_cycle(e: &mut Edit, group: &[u32], sub: &dyn Fn(&Edit, u32) -> u32) {
                 }
             }
             if !changed {
-                return val;
+                return Some(val);
             }
         }
     };
-    let high = lfp(e, true);
-    let low = lfp(e, false);
+    let (Some(high), Some(low)) = (lfp(e, true), lfp(e, false)) else {
+        e.give_up();
+        return;
+    };
     for &c in group {
         if !high[&c] {
             let k = e.constant(false);
@@ -420,6 +451,9 @@ fn fold_cycle(e: &mut Edit, group: &[u32], sub: &dyn Fn(&Edit, u32) -> u32) {
 fn dedup(e: &mut Edit) {
     let mut seen: FxHashMap<(Kind, Vec<u32>), u32> = FxHashMap::default();
     for group in e.order() {
+        if e.stop() {
+            return;
+        }
         if group.len() > 1 {
             continue;
         }
@@ -467,6 +501,9 @@ fn flatten(e: &mut Edit) {
     let fan = e.fanout_counts();
     let cyc = cyclic_set(e);
     for group in e.order() {
+        if e.stop() {
+            return;
+        }
         let c = group[0];
         let kind = e.kinds[c as usize];
         if group.len() > 1 || cyc[c as usize] || !matches!(kind, Kind::And | Kind::Or) {
@@ -500,6 +537,9 @@ fn factor(e: &mut Edit, deep: bool) {
         e.order().into_iter().filter(|g| g.len() == 1 && !cyc[g[0] as usize]).map(|g| g[0]).collect();
     let mut next = 0;
     while next < todo.len() {
+        if e.stop() {
+            return;
+        }
         let c = todo[next];
         next += 1;
         let kind = e.kinds[c as usize];
@@ -597,6 +637,9 @@ fn complement(e: &mut Edit) {
         role_of.insert(inp.comp, inp.role);
     }
     for group in e.order() {
+        if e.stop() {
+            return;
+        }
         let c = group[0];
         if group.len() > 1 || e.kinds[c as usize] != Kind::Or {
             continue;
@@ -632,6 +675,9 @@ fn complement(e: &mut Edit) {
 fn notfold(e: &mut Edit) {
     let fan = e.fanout_counts();
     for group in e.order() {
+        if e.stop() {
+            return;
+        }
         let c = group[0];
         if group.len() > 1 || e.kinds[c as usize] != Kind::Not {
             continue;

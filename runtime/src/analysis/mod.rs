@@ -432,7 +432,8 @@ pub fn analyse_until(
             let vals: Vec<u8> = gnet
                 .goals
                 .iter()
-                .filter(|g| g.role as usize == r && !matches!(gnet.kind(g.comp), Kind::False))
+                .filter(|g| g.role as usize == r && g.value <= crate::machine::GOAL_MAX)
+                .filter(|g| !matches!(gnet.kind(g.comp), Kind::False))
                 .map(|g| g.value)
                 .collect();
             (vals.iter().copied().min().unwrap_or(0), vals.iter().copied().max().unwrap_or(0))
