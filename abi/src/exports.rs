@@ -239,7 +239,7 @@ exports! {
     /// each role's goal (the largest value given, -1 if none; above 100,
     /// at most 127, where the rules give a value GDL does not allow) to `goals`
     /// and returns its length; -1 if a role has no legal move, -2 after
-    /// `max_steps` steps. The playout's last state is then current. With a
+    /// `max_steps` steps, -4 when a goal written is above 100. The playout's last state is then current. With a
     /// null `goals` nothing is written (the caller reads the goals of that
     /// state itself).
     Playout / playout = "propel_playout" (inst: Inst, seed: U64, goals: GoalsOut, max_steps: Int) -> Int;

@@ -258,6 +258,9 @@ fn ground_attempts(
     let share = deadline.time().map(|t| t.saturating_duration_since(start).mul_f64(0.4));
     let mut demand: Vec<RelId> = Vec::new();
     let mut undone: Vec<RelId> = Vec::new();
+    // The relations the current rewrite computes on demand (`demand`,
+    // their callers, and what the rewrite passed demand up to).
+    let mut covered: Vec<RelId> = Vec::new();
     let mut current = game.clone();
     let mut last_chance = false;
     loop {
@@ -276,22 +279,48 @@ fn ground_attempts(
             Err(failure) => failure,
         };
         tracing::debug!(error = %e, "grounding: attempt failed");
-        if last_chance || deadline.passed() || matches!(e, GroundError::TooDeep { .. }) {
+        if deadline.passed() || matches!(e, GroundError::TooDeep { .. }) {
+            return Err(e);
+        }
+        let base_of = |name: &str| -> Option<RelId> {
+            let name = name.strip_prefix(crate::magic::PREFIX).unwrap_or(name);
+            game.relation_by_name(name.split('@').next().unwrap_or(name))
+        };
+        // A static relation is computed once and read as constants; asked
+        // for from state-dependent callers, its rewrite depends on the
+        // state and becomes part of the network. So it is rewritten only
+        // when it cannot be computed in full (the build's own limits), not
+        // for passing an attempt's row limit: gt_two_thirds_6p's static
+        // `absDiff` (250k rows) rewritten that way made 6.4M components.
+        let whole_budget = matches!(
+            e,
+            GroundError::Model(EvalError::TooManyFacts { .. } | EvalError::TermTooDeep { .. })
+                | GroundError::TooManyRules { .. }
+        );
+        let is_static = |r: RelId| game.relations[r.index()].layer == Layer::Static;
+        let tried = |r: RelId, demand: &[RelId], covered: &[RelId], undone: &[RelId]| {
+            demand.contains(&r) || covered.contains(&r) || undone.contains(&r)
+        };
+        // The last chance ends it. (A static relation left in full for the
+        // attempts' row limit that then passes the build's own limits is
+        // not rewritten then: on mummymaze1p that spent the first build's
+        // whole share, 35 s, where giving up took 1.4 s.)
+        if last_chance {
             return Err(e);
         }
         // A rewrite whose demand alone passes the attempt's size or time
         // limit asks for about as much as the relations in full
-        // (gt_two_thirds' `sum` of every pair of bids). Rewrites pass demand on to their
-        // callers and callees, so every one made so far is undone and
-        // none is tried again: what follows runs on the rules as written.
-        if !demand.is_empty() {
-            let demanded = e.relation().strip_prefix(crate::magic::PREFIX).and_then(|n| n.split('@').next());
-            if demanded.and_then(|b| game.relation_by_name(b)).is_some_and(|r| demand.contains(&r)) {
-                tracing::info!(relations = ?demand.iter().map(|&r| game.rel_name(r)).collect::<Vec<_>>(),
-                    "grounding: demand as large as the relations: computing them in full again");
-                undone.append(&mut demand);
-                current = game.clone();
-            }
+        // (gt_two_thirds' `sum` of every pair of bids). Rewrites pass
+        // demand on to their callers and callees, so every relation the
+        // rewrite covers is undone and none is tried again: what follows
+        // runs on the rules as written.
+        let demanded = e.relation().starts_with(crate::magic::PREFIX).then(|| base_of(e.relation())).flatten();
+        if demanded.is_some_and(|r| covered.contains(&r)) {
+            tracing::info!(relations = ?covered.iter().map(|&r| game.rel_name(r)).collect::<Vec<_>>(),
+                "grounding: demand as large as the relations: computing them in full again");
+            undone.append(&mut covered);
+            undone.append(&mut demand);
+            current = game.clone();
         }
         let mut candidates: Vec<String> = Vec::new();
         if matches!(
@@ -307,37 +336,28 @@ fn ground_attempts(
         }
         candidates.extend(largest.into_iter().filter(|(n, _)| *n >= REWRITE_ROWS).map(|(_, r)| r));
         let mut rewritten = false;
-        // A static relation is computed once and read as constants; asked
-        // for from state-dependent callers, its rewrite depends on the
-        // state and becomes part of the network. So it is rewritten only
-        // when it cannot be computed in full (the build's own limits), not
-        // for passing an attempt's row limit: gt_two_thirds_6p's static
-        // `absDiff` (250k rows) rewritten that way made 6.4M components.
-        let whole_budget = matches!(
-            e,
-            GroundError::Model(EvalError::TooManyFacts { .. } | EvalError::TermTooDeep { .. })
-                | GroundError::TooManyRules { .. }
-        );
         for name in candidates.iter().filter(|n| !n.starts_with(crate::magic::PREFIX)) {
-            let base = name.split('@').next().unwrap_or(name);
-            let Some(r) = game.relation_by_name(base) else { continue };
-            if demand.contains(&r) || undone.contains(&r) {
+            let Some(r) = base_of(name) else { continue };
+            if tried(r, &demand, &covered, &undone) {
                 continue;
             }
-            if game.relations[r.index()].layer == Layer::Static && !whole_budget {
-                tracing::debug!(relation = base, "grounding: static, computed in full");
+            if is_static(r) && !whole_budget {
+                tracing::debug!(relation = game.rel_name(r), "grounding: static, computed in full");
                 continue;
             }
             demand.push(r);
             match crate::magic::demand_transform(game, &crate::magic::with_callers(game, &demand)) {
-                Some(rw) if rw.relations.contains(&r) => {
-                    tracing::info!(relation = base, "grounding: computing on demand");
+                // A rewrite that would bring back a relation undone before
+                // is not made.
+                Some(rw) if rw.relations.contains(&r) && !rw.relations.iter().any(|x| undone.contains(x)) => {
+                    tracing::info!(relation = game.rel_name(r), "grounding: computing on demand");
+                    covered = rw.relations.clone();
                     current = Arc::new(rw.game);
                     rewritten = true;
                     break;
                 }
                 _ => {
-                    tracing::debug!(relation = base, "grounding: no rewrite computes it on demand");
+                    tracing::debug!(relation = game.rel_name(r), "grounding: no rewrite computes it on demand");
                     demand.pop();
                 }
             }

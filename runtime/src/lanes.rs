@@ -59,7 +59,7 @@ pub enum LaneError {
     #[error("a playout went on for more than {0} steps")]
     TooLong(u32),
     /// A terminal state where role `role`'s goal (its largest value) is
-    /// above 100 (see [`crate::machine::check_goal_values`]).
+    /// above 100, which the prover reports as an error too.
     #[error("goal value {value} of role number {role} is not from 0 to 100")]
     BadGoal { role: u32, value: i32 },
 }

@@ -337,6 +337,8 @@ impl NativeMachine {
             n if n >= 0 => n as u32,
             -1 => return Err(MachineError::NoLegalMove { role: None }),
             -2 => return Err(MachineError::StepLimit { steps: max_steps.into() }),
+            // Every role's goal is written; one is above 100 (checked below).
+            -4 if !goals.is_empty() => 0,
             other => return Err(MachineError::Native { what: "a playout", code: other.into() }),
         };
         if let Some(p) = &self.code.goals {
@@ -355,6 +357,18 @@ impl NativeMachine {
             return Err(bad_mask_goal(&self.code.roles()[r], v));
         }
         Ok(n)
+    }
+}
+
+/// A lane error as a machine error, with the role's name where it names
+/// one.
+fn lane_error(e: crate::lanes::LaneError, roles: &[String]) -> MachineError {
+    match e {
+        crate::lanes::LaneError::BadGoal { role, value } => match roles.get(role as usize) {
+            Some(name) => MachineError::BadGoal { role: name.clone(), value: value.to_string() },
+            None => e.into(),
+        },
+        e => e.into(),
     }
 }
 
@@ -386,7 +400,9 @@ impl LaneRunner {
         let LaneRunner { code, lanes } = self;
         let plan = code.lanes().ok_or(MachineError::NoLaneCode)?;
         let mut eval = NativeLanes { fns: code.fns() };
-        lanes.stream(plan, &mut eval, code.role_range(), source, seed, max_steps).map_err(MachineError::from)
+        lanes
+            .stream(plan, &mut eval, code.role_range(), source, seed, max_steps)
+            .map_err(|e| lane_error(e, code.roles()))
     }
 
     /// Win-first move choice in this runner's lanes (see
@@ -574,7 +590,7 @@ impl NativeMachine {
         let mut eval = NativeLanes { fns: code.fns() };
         lanes
             .run(plan, &mut eval, code.role_range(), |_| s.bits(), count, seed, max_steps, goals, lengths)
-            .map_err(MachineError::from)
+            .map_err(|e| lane_error(e, code.roles()))
     }
 }
 

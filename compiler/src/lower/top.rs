@@ -14,7 +14,7 @@ use super::func::{copy_words, Emit, Scratch};
 use super::layout::{words, Layout};
 use crate::propnet::Propnet;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I32, I64};
+use cranelift_codegen::ir::types::{I32, I64, I8};
 use cranelift_codegen::ir::{AbiParam, BlockArg, FuncRef, InstBuilder, MemFlagsData, Signature, Value};
 use cranelift_frontend::{FunctionBuilder, Switch};
 use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module, ModuleError};
@@ -532,6 +532,10 @@ impl<M: Module> Top<'_, M> {
                     b.ins().return_(&[n]);
                     b.switch_to_block(read);
                     let mask = b.ins().stack_addr(I64, slot, 0);
+                    // A goal above 100 (not a GDL value: the rules are
+                    // broken there) makes the playout fail with -4, as the
+                    // prover fails, once every role's goal is written.
+                    let mut over = b.ins().iconst(I8, 0);
                     for r in 0..roles {
                         let role = b.ins().iconst(I32, r as i64);
                         b.ins().call(goals[k], &[inst, role, mask]);
@@ -549,8 +553,12 @@ impl<M: Module> Top<'_, M> {
                         let v = b.ins().select(any1, h1, h0);
                         let v = b.ins().ireduce(I32, v);
                         b.ins().store(mem, v, goals_out, (4 * r) as i32);
+                        let above = b.ins().icmp_imm_s(IntCC::SignedGreaterThan, v, 100);
+                        over = b.ins().bor(over, above);
                     }
                     let n = b.use_var(len);
+                    let m4 = b.ins().iconst(I32, -4);
+                    let n = b.ins().select(over, m4, n);
                     b.ins().return_(&[n]);
                     // Not terminal: one step here, then the next state to its engine.
                     b.switch_to_block(go);
