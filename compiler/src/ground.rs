@@ -279,7 +279,11 @@ fn ground_attempts(
             Err(failure) => failure,
         };
         tracing::debug!(error = %e, "grounding: attempt failed");
-        if deadline.passed() || matches!(e, GroundError::TooDeep { .. }) {
+        // The last chance ends it. (A static relation left in full for the
+        // attempts' row limit that then passes the build's own limits is
+        // not rewritten then: on mummymaze1p that spent the first build's
+        // whole share, 35 s, where giving up took 1.4 s.)
+        if last_chance || deadline.passed() || matches!(e, GroundError::TooDeep { .. }) {
             return Err(e);
         }
         let base_of = |name: &str| -> Option<RelId> {
@@ -301,13 +305,6 @@ fn ground_attempts(
         let tried = |r: RelId, demand: &[RelId], covered: &[RelId], undone: &[RelId]| {
             demand.contains(&r) || covered.contains(&r) || undone.contains(&r)
         };
-        // The last chance ends it. (A static relation left in full for the
-        // attempts' row limit that then passes the build's own limits is
-        // not rewritten then: on mummymaze1p that spent the first build's
-        // whole share, 35 s, where giving up took 1.4 s.)
-        if last_chance {
-            return Err(e);
-        }
         // A rewrite whose demand alone passes the attempt's size or time
         // limit asks for about as much as the relations in full
         // (gt_two_thirds' `sum` of every pair of bids). Rewrites pass
