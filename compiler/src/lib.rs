@@ -19,6 +19,7 @@ mod deadline;
 mod domain;
 mod error;
 pub mod eval;
+pub mod fixed;
 mod game;
 mod graph;
 pub mod ground;

@@ -106,6 +106,10 @@ pub const ELIMINATE_SHARE: f64 = 0.5;
 pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass]) -> Result<Compiled, CompileError> {
     let start = Instant::now();
     let deadline = limits.deadline(start);
+    // Fluents that never change are read as static relations (their
+    // initial facts) by every build below.
+    let fixed = crate::fixed::read_fixed_fluents(game).map(Arc::new);
+    let game = fixed.as_ref().unwrap_or(game);
     let eliminate = passes.contains(&passes::Pass::Eliminate);
     let rewrite = if eliminate { crate::project::eliminate_locals(game) } else { None };
     // Grounding works on the projected rules (local variables projected
