@@ -78,19 +78,32 @@ const NATIVE_SPLIT_GAIN: f64 = 1.2;
 const MAX_SPLIT_COMPONENTS: usize = 300_000;
 
 /// The sample behind the split decision: playouts from the initial state
-/// with one seed, at most this many state changes in all. Counted, not
-/// timed, so every build of a game decides the same on any machine.
+/// with one seed, at most this many state changes in all, and no more
+/// state changes once the unsplit network has made this many counter
+/// updates. Counted, not timed, so every build of a game decides the same
+/// on any machine. The update bound keeps the sample's cost within a few
+/// seconds of interpreter time: linesOfAction (5,070 updates per state
+/// change, 1.4k states/s) spent 28.7 s of a 29.5 s build on 20,000 steps
+/// three times over.
 const SAMPLE_STEPS: u64 = 20_000;
+const SAMPLE_UPDATES: u64 = 5_000_000;
 const SAMPLE_SEED: u64 = 0x5eed;
 
 /// Runs the sample's random playouts on `m`, calling `step(s, next)` at
-/// every state change; returns the state changes made.
-fn sample(m: &mut PropnetMachine, mut step: impl FnMut(&NetState, &NetState)) -> u64 {
+/// every state change, until `max_steps` state changes or (when given)
+/// `max_updates` counter updates; returns the state changes made.
+fn sample(
+    m: &mut PropnetMachine,
+    max_steps: u64,
+    max_updates: Option<u64>,
+    mut step: impl FnMut(&NetState, &NetState),
+) -> u64 {
     let mut rng = Rng::new(SAMPLE_SEED);
     let roles = m.roles().len();
     let (mut moves, mut joint) = (Vec::new(), Vec::with_capacity(roles));
     let mut steps = 0u64;
-    'games: while steps < SAMPLE_STEPS {
+    let first = m.updates();
+    'games: while steps < max_steps {
         let Ok(mut s) = m.initial_state() else { break };
         let start = steps;
         loop {
@@ -112,7 +125,7 @@ fn sample(m: &mut PropnetMachine, mut step: impl FnMut(&NetState, &NetState)) ->
             step(&s, &next);
             steps += 1;
             s = next;
-            if steps >= SAMPLE_STEPS {
+            if steps >= max_steps || max_updates.is_some_and(|u| m.updates() - first >= u) {
                 break 'games;
             }
         }
@@ -120,10 +133,11 @@ fn sample(m: &mut PropnetMachine, mut step: impl FnMut(&NetState, &NetState)) ->
     steps
 }
 
-/// How often each base proposition changes per state change, in the sample.
-fn change_rates(m: &mut PropnetMachine) -> Vec<f64> {
+/// How often each base proposition changes per state change, in the
+/// sample, and the sample's length in state changes.
+fn change_rates(m: &mut PropnetMachine) -> (Vec<f64>, u64) {
     let mut changes = vec![0u64; m.topologies()[0].bases()];
-    let steps = sample(m, |s, next| {
+    let steps = sample(m, SAMPLE_STEPS, Some(SAMPLE_UPDATES), |s, next| {
         for (w, (a, b)) in s.bits().iter().zip(next.bits()).enumerate() {
             let mut d = a ^ b;
             while d != 0 {
@@ -132,13 +146,14 @@ fn change_rates(m: &mut PropnetMachine) -> Vec<f64> {
             }
         }
     });
-    changes.iter().map(|&c| c as f64 / steps.max(1) as f64).collect()
+    (changes.iter().map(|&c| c as f64 / steps.max(1) as f64).collect(), steps)
 }
 
-/// Counter updates per state change over the sample.
-fn sample_work(m: &mut PropnetMachine) -> f64 {
+/// Counter updates per state change over the sample's first `steps` state
+/// changes (the same games on every machine).
+fn sample_work(m: &mut PropnetMachine, steps: u64) -> f64 {
     let before = m.updates();
-    let steps = sample(m, |_, _| {});
+    let steps = sample(m, steps, None, |_, _| {});
     (m.updates() - before) as f64 / steps.max(1) as f64
 }
 
@@ -159,7 +174,7 @@ fn try_split(c: &Compiled, single: &PropnetMachine) -> Option<Split> {
         return None;
     }
     let t = Instant::now();
-    let rates = change_rates(&mut single.clone());
+    let (rates, steps) = change_rates(&mut single.clone());
     let (base, rate) = rates
         .iter()
         .enumerate()
@@ -173,7 +188,7 @@ fn try_split(c: &Compiled, single: &PropnetMachine) -> Option<Split> {
         Arc::new(Topology::new(&off, c.goal_net.clone())),
         Arc::new(Topology::new(&on, c.goal_net.clone())),
     );
-    let work = [sample_work(&mut single.clone()), sample_work(&mut split)];
+    let work = [sample_work(&mut single.clone(), steps), sample_work(&mut split, steps)];
     let kept = work[1] < work[0];
     tracing::debug!(
         "split on {} (changes on {:.0}% of steps): {} -> {} + {} components; {:.0} updates per state change unsplit, {:.0} split: {}",
@@ -380,4 +395,27 @@ pub enum JitError {
     Lower(#[from] propel_compiler::lower::LowerError),
     #[error("the generated code describes itself inconsistently")]
     Meta(#[from] propel_abi::MetaError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_split_sample_stops_at_its_update_bound_and_the_work_samples_replay_it() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../games/breakthrough.kif");
+        let game = Arc::new(propel_compiler::load_file(&path).unwrap());
+        let c = compile(&game, &Default::default(), Pass::DEFAULT).unwrap();
+        let single = PropnetMachine::new(Arc::new(Topology::new(&c.net, c.goal_net.clone())));
+        let mut m = single.clone();
+        let steps = sample(&mut m, SAMPLE_STEPS, Some(50_000), |_, _| {});
+        assert!(steps > 0 && steps < SAMPLE_STEPS, "{steps} steps");
+        // Stopped at the first state change past the bound.
+        let per_step = m.updates() as f64 / steps as f64;
+        assert!((m.updates() as f64) < 50_000.0 + 4.0 * per_step, "{} updates", m.updates());
+        // The same number of steps again: the same games, the same work.
+        let mut again = single.clone();
+        assert_eq!(sample(&mut again, steps, None, |_, _| {}), steps);
+        assert_eq!(again.updates(), m.updates());
+    }
 }
