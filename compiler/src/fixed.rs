@@ -38,9 +38,12 @@ fn family(p: &Pat) -> Option<Family> {
     }
 }
 
-/// The fluent argument of a `true`, `next` or `init` atom.
+/// The fluent argument of a `true`, `next` or `init` atom (validation
+/// gives them one; a variable stands in for a missing one, which disables
+/// the rewrite).
 fn fluent(a: &AtomPat) -> &Pat {
-    &a.args[0]
+    const NONE: &Pat = &Pat::Var(u32::MAX);
+    a.args.first().unwrap_or(NONE)
 }
 
 /// `(next P) ⇐ (true P)`, nothing else in the body.
@@ -113,7 +116,9 @@ pub fn read_fixed_fluents(game: &Game) -> Option<Game> {
     let mut relations = game.relations.clone();
     let mut static_rel: FxHashMap<Family, RelId> = FxHashMap::default();
     for &(f, arity) in &families {
-        let base = format!("init{MARK}{}", game.symbols.name(f));
+        // Named after the fluent, so that messages and the pipeline's
+        // bookkeeping (`names::base_name`) see `wall`, not `init`.
+        let base = format!("{}{MARK}init", game.symbols.name(f));
         let mut name = base.clone();
         let mut k = 1;
         while symbols.get(&name).is_some() {
@@ -216,7 +221,7 @@ mod tests {
     fn a_fluent_only_kept_by_its_frame_rule_is_read_from_its_initial_facts() {
         let game = load(MAZE);
         let fixed = read_fixed_fluents(&game).expect("walls are fixed");
-        let wall = fixed.relation_by_name("init~wall").expect("the static relation of the walls");
+        let wall = fixed.relation_by_name("wall~init").expect("the static relation of the walls");
         assert_eq!(fixed.relation(wall).layer, Layer::Static);
         // Every `true (wall ...)` but the frame rule's reads the relation.
         let reads = |g: &Game, rel: RelId| {
@@ -228,7 +233,7 @@ mod tests {
         };
         assert_eq!(reads(&fixed, wall), 4);
         // The counter changes, so `step` stays a fluent.
-        assert!(fixed.relation_by_name("init~step").is_none());
+        assert!(fixed.relation_by_name("step~init").is_none());
         // As written, the relaxed model walks off the board along `succ`
         // (every negated wall possibly true); read from the initial
         // facts, the walls keep it on squares 1 to 3.
@@ -247,5 +252,16 @@ mod tests {
         // `(next ?x)` with a body other than the frame could make walls.
         let text = MAZE.to_string() + " (<= (next ?x) (true (at 1)) (true ?x))";
         assert!(read_fixed_fluents(&load(&text)).is_none());
+        // So could `(init ?x)`: the walls would not be the `init (wall ...)`
+        // facts alone.
+        let text = MAZE.to_string() + " (start (wall 1)) (<= (init ?x) (start ?x))";
+        assert!(read_fixed_fluents(&load(&text)).is_none());
+    }
+
+    #[test]
+    fn the_plain_frame_rule_over_every_fluent_leaves_them_fixed() {
+        let text = MAZE.to_string() + " (<= (next ?x) (true ?x))";
+        let fixed = read_fixed_fluents(&load(&text)).expect("walls are still fixed");
+        assert!(fixed.relation_by_name("wall~init").is_some());
     }
 }

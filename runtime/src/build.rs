@@ -48,6 +48,8 @@ pub struct SplitReport {
     /// and with the split (the same games on both: one seed, one count);
     /// the split is kept when it does less work.
     pub work: [f64; 2],
+    /// State changes the sample made (the same on both).
+    pub steps: u64,
     pub kept: bool,
     pub seconds: f64,
 }
@@ -135,9 +137,9 @@ fn sample(
 
 /// How often each base proposition changes per state change, in the
 /// sample, and the sample's length in state changes.
-fn change_rates(m: &mut PropnetMachine) -> (Vec<f64>, u64) {
+fn change_rates(m: &mut PropnetMachine, bound: SampleBound) -> (Vec<f64>, u64) {
     let mut changes = vec![0u64; m.topologies()[0].bases()];
-    let steps = sample(m, SAMPLE_STEPS, Some(SAMPLE_UPDATES), |s, next| {
+    let steps = sample(m, bound.steps, Some(bound.updates), |s, next| {
         for (w, (a, b)) in s.bits().iter().zip(next.bits()).enumerate() {
             let mut d = a ^ b;
             while d != 0 {
@@ -169,12 +171,22 @@ struct Split {
 /// sampled playouts, both copies' work counted against the single
 /// network's on the same playouts. `None` when no base changes often
 /// enough.
-fn try_split(c: &Compiled, single: &PropnetMachine) -> Option<Split> {
+/// How long the split decision's first sample may run (the others replay
+/// its steps).
+#[derive(Clone, Copy, Debug)]
+struct SampleBound {
+    steps: u64,
+    updates: u64,
+}
+
+const SAMPLE_BOUND: SampleBound = SampleBound { steps: SAMPLE_STEPS, updates: SAMPLE_UPDATES };
+
+fn try_split(c: &Compiled, single: &PropnetMachine, bound: SampleBound) -> Option<Split> {
     if c.net.len() > MAX_SPLIT_COMPONENTS {
         return None;
     }
     let t = Instant::now();
-    let (rates, steps) = change_rates(&mut single.clone());
+    let (rates, steps) = change_rates(&mut single.clone(), bound);
     let (base, rate) = rates
         .iter()
         .enumerate()
@@ -207,6 +219,7 @@ fn try_split(c: &Compiled, single: &PropnetMachine) -> Option<Split> {
         before: c.net.len(),
         after: [off.len(), on.len()],
         work,
+        steps,
         kept,
         seconds: t.elapsed().as_secs_f64(),
     };
@@ -234,7 +247,8 @@ pub fn prepare(game: &Arc<Game>, opts: &BuildOptions) -> Result<Prepared, Compil
     // the split's sample playouts: the network works without it.
     // Relaxed: the flag publishes no data.
     let cancelled = opts.limits.cancel.as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed));
-    let split = if opts.passes.contains(&Pass::Split) && !cancelled { try_split(&c, &single) } else { None };
+    let split =
+        if opts.passes.contains(&Pass::Split) && !cancelled { try_split(&c, &single, SAMPLE_BOUND) } else { None };
     Ok(Prepared { compiled: c, codegen: opts.codegen.clone(), split, single, lane_net: Default::default() })
 }
 
@@ -407,15 +421,25 @@ mod tests {
         let game = Arc::new(propel_compiler::load_file(&path).unwrap());
         let c = compile(&game, &Default::default(), Pass::DEFAULT).unwrap();
         let single = PropnetMachine::new(Arc::new(Topology::new(&c.net, c.goal_net.clone())));
+        // Setting up the initial state already counts some updates.
+        let base = single.updates();
         let mut m = single.clone();
         let steps = sample(&mut m, SAMPLE_STEPS, Some(50_000), |_, _| {});
         assert!(steps > 0 && steps < SAMPLE_STEPS, "{steps} steps");
         // Stopped at the first state change past the bound.
-        let per_step = m.updates() as f64 / steps as f64;
-        assert!((m.updates() as f64) < 50_000.0 + 4.0 * per_step, "{} updates", m.updates());
+        let work = m.updates() - base;
+        let per_step = work as f64 / steps as f64;
+        assert!((work as f64) < 50_000.0 + 4.0 * per_step, "{work} updates");
         // The same number of steps again: the same games, the same work.
         let mut again = single.clone();
         assert_eq!(sample(&mut again, steps, None, |_, _| {}), steps);
         assert_eq!(again.updates(), m.updates());
+        // The decision itself: its first sample stops at the bound, and
+        // the unsplit work is counted on exactly those steps.
+        let split = try_split(&c, &single, SampleBound { steps: SAMPLE_STEPS, updates: 50_000 }).expect("a split");
+        assert_eq!(split.report.steps, steps);
+        assert_eq!(split.report.work[0], per_step);
+        let full = try_split(&c, &single, SAMPLE_BOUND).expect("a split");
+        assert!(full.report.steps > steps, "{} steps", full.report.steps);
     }
 }

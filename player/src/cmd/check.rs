@@ -251,7 +251,7 @@ fn print_propnet(a: &Args, prepared: &propel_runtime::build::Prepared) -> Result
     }
     if let Some(s) = prepared.split_report() {
         println!(
-            "split on {} (changes on {:.0}% of steps): {} -> {} + {} components, {:.0} vs {:.0} counter updates per state change sampled: {} ({:.2} s)",
+            "split on {} (changes on {:.0}% of steps): {} -> {} + {} components, {:.0} vs {:.0} counter updates per state change over {} sampled: {} ({:.2} s)",
             s.base,
             s.changes_per_step * 100.0,
             s.before,
@@ -259,6 +259,7 @@ fn print_propnet(a: &Args, prepared: &propel_runtime::build::Prepared) -> Result
             s.after[1],
             s.work[0],
             s.work[1],
+            s.steps,
             if s.kept { "kept" } else { "dropped" },
             s.seconds
         );
