@@ -167,10 +167,6 @@ struct Split {
     report: SplitReport,
 }
 
-/// Tries the split network on `c`: the base that changes most often in the
-/// sampled playouts, both copies' work counted against the single
-/// network's on the same playouts. `None` when no base changes often
-/// enough.
 /// How long the split decision's first sample may run (the others replay
 /// its steps).
 #[derive(Clone, Copy, Debug)]
@@ -181,6 +177,10 @@ struct SampleBound {
 
 const SAMPLE_BOUND: SampleBound = SampleBound { steps: SAMPLE_STEPS, updates: SAMPLE_UPDATES };
 
+/// Tries the split network on `c`: the base that changes most often in the
+/// sampled playouts, both copies' work counted against the single
+/// network's on the same playouts. `None` when no base changes often
+/// enough.
 fn try_split(c: &Compiled, single: &PropnetMachine, bound: SampleBound) -> Option<Split> {
     if c.net.len() > MAX_SPLIT_COMPONENTS {
         return None;
