@@ -129,14 +129,12 @@ pub fn read_fixed_fluents(game: &Game) -> Option<Game> {
         static_rel.insert((f, arity), RelId(relations.len() as u32));
         relations.push(Relation { name: sym, arity, layer: Layer::Static, defined: true });
     }
-    let rewrite_atom = |a: &AtomPat| -> Option<AtomPat> {
-        if a.rel != RelId::TRUE {
-            return None;
-        }
-        let p = fluent(a);
+    // The static relation's atom for a fluent of a fixed family.
+    let static_atom = |p: &Pat| -> Option<AtomPat> {
         let rel = *static_rel.get(&family(p)?)?;
         Some(AtomPat { rel, args: args_of(p) })
     };
+    let rewrite_atom = |a: &AtomPat| if a.rel == RelId::TRUE { static_atom(fluent(a)) } else { None };
     let mut clauses = Vec::with_capacity(game.clauses.len() + 16);
     let mut rewritten = 0;
     for c in &game.clauses {
@@ -157,9 +155,8 @@ pub fn read_fixed_fluents(game: &Game) -> Option<Game> {
         clauses.push(Clause { body, ..c.clone() });
         // The initial facts of a fixed family define its static relation.
         if c.head.rel == RelId::INIT {
-            let p = fluent(&c.head);
-            if let Some(&rel) = family(p).and_then(|f| static_rel.get(&f)) {
-                clauses.push(Clause { head: AtomPat { rel, args: args_of(p) }, ..c.clone() });
+            if let Some(head) = static_atom(fluent(&c.head)) {
+                clauses.push(Clause { head, ..c.clone() });
             }
         }
     }
