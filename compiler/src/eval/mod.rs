@@ -208,6 +208,9 @@ pub struct Program {
     demand: Vec<bool>,
     clauses: Vec<Clause>,
     strata: Vec<StratumPlan>,
+    /// How many strata define each relation (more than one when its
+    /// clauses are split by constant head arguments).
+    defining: Vec<u32>,
     clause_plans: Vec<Option<Plan>>,
 }
 
@@ -249,6 +252,12 @@ impl Program {
         let demand: Vec<bool> = relations.iter().map(|r| r.0.starts_with(crate::magic::PREFIX)).collect();
         let (names, arities): (Vec<String>, Vec<usize>) = relations.into_iter().map(|(n, a, _)| (n, a)).unzip();
         let db = Db::new(arities.iter().map(|&a| Relation::new(a)).collect());
+        let mut defining = vec![0u32; names.len()];
+        for st in strata {
+            for r in &st.rels {
+                defining[r.index()] += 1;
+            }
+        }
         let strata = strata
             .iter()
             .map(|st| StratumPlan {
@@ -268,6 +277,7 @@ impl Program {
             names,
             clauses: clauses.to_vec(),
             strata,
+            defining,
             clause_plans: vec![None; clauses.len()],
         };
         (prog, db)
@@ -453,11 +463,15 @@ impl Program {
         if self.strata[si].watermarks.is_none() {
             self.eval_stratum(si, db, pool, neg, budget, scratch)?;
             let st = &self.strata[si];
+            // A relation split by constant head arguments (`(v 1)` reading
+            // `(v 2)`) is defined in several strata: rows another stratum
+            // adds to it later are new input here too.
+            let own = |r: RelId| st.rels.contains(&r) && self.defining[r.index()] == 1;
             let mut inputs: Vec<RelId> = Vec::new();
             for &ci in &st.clauses {
                 for l in &self.clauses[ci].body {
                     if let crate::game::Lit::Pos(a) = l {
-                        if !st.rels.contains(&a.rel) && !inputs.contains(&a.rel) {
+                        if !own(a.rel) && !inputs.contains(&a.rel) {
                             inputs.push(a.rel);
                         }
                     }
