@@ -4,11 +4,18 @@
 
 use super::{Base, Goal, Input, Kind, Propnet};
 use crate::deadline::Deadline;
-use crate::graph::sccs;
+use crate::graph::{scc_groups, Groups};
 
 pub(crate) struct Edit {
     pub(crate) kinds: Vec<Kind>,
-    pub(crate) ins: Vec<Vec<u32>>,
+    /// Inputs of component `c`: `fanin[start[c]..start[c] + len[c]]`. One
+    /// flat array, not a list per component: a pass over a network of
+    /// millions of components otherwise spends a quarter of its time in
+    /// the allocator. A rewritten list that is longer than the old one goes
+    /// to the end (the old one is left unused).
+    start: Vec<u32>,
+    len: Vec<u32>,
+    fanin: Vec<u32>,
     alias: Vec<u32>,
     pub(crate) roles: Vec<String>,
     pub(crate) bases: Vec<Base>,
@@ -28,10 +35,14 @@ pub(crate) struct Edit {
 impl Edit {
     pub(crate) fn new(net: Propnet) -> Edit {
         let n = net.len();
-        let ins = (0..n as u32).map(|c| net.inputs_of(c).to_vec()).collect();
+        let len = net.fanin_start.windows(2).map(|w| w[1] - w[0]).collect();
+        let mut start = net.fanin_start;
+        start.truncate(n);
         let mut e = Edit {
             kinds: net.kinds,
-            ins,
+            start,
+            len,
+            fanin: net.fanin,
             alias: (0..n as u32).collect(),
             roles: net.roles,
             bases: net.bases,
@@ -95,11 +106,37 @@ impl Edit {
         c
     }
 
-    pub(crate) fn add(&mut self, kind: Kind, ins: Vec<u32>) -> u32 {
+    pub(crate) fn add(&mut self, kind: Kind, ins: &[u32]) -> u32 {
         self.kinds.push(kind);
-        self.ins.push(ins);
+        self.start.push(self.fanin.len() as u32);
+        self.len.push(ins.len() as u32);
+        self.fanin.extend_from_slice(ins);
         self.alias.push(self.kinds.len() as u32 - 1);
         self.kinds.len() as u32 - 1
+    }
+
+    /// `c`'s inputs as stored (aliases not resolved).
+    pub(crate) fn ins(&self, c: u32) -> &[u32] {
+        let s = self.start[c as usize] as usize;
+        &self.fanin[s..s + self.len[c as usize] as usize]
+    }
+
+    pub(crate) fn ins_mut(&mut self, c: u32) -> &mut [u32] {
+        let s = self.start[c as usize] as usize;
+        &mut self.fanin[s..s + self.len[c as usize] as usize]
+    }
+
+    /// Makes `ins` the inputs of `c`.
+    pub(crate) fn set_ins(&mut self, c: u32, ins: &[u32]) {
+        let cu = c as usize;
+        if ins.len() > self.len[cu] as usize {
+            self.start[cu] = self.fanin.len() as u32;
+            self.fanin.extend_from_slice(ins);
+        } else {
+            let s = self.start[cu] as usize;
+            self.fanin[s..s + ins.len()].copy_from_slice(ins);
+        }
+        self.len[cu] = ins.len() as u32;
     }
 
     /// From now on, readers of `c` read `by` instead.
@@ -115,7 +152,7 @@ impl Edit {
         match slot {
             Some(c) => c,
             None => {
-                let c = self.add(if v { Kind::True } else { Kind::False }, vec![]);
+                let c = self.add(if v { Kind::True } else { Kind::False }, &[]);
                 if v {
                     self.true_c = Some(c)
                 } else {
@@ -136,7 +173,7 @@ impl Edit {
 
     /// `c`'s inputs, aliases resolved.
     pub(crate) fn resolved_ins(&self, c: u32) -> Vec<u32> {
-        self.ins[c as usize].iter().map(|&i| self.find(i)).collect()
+        self.ins(c).iter().map(|&i| self.find(i)).collect()
     }
 
     /// Output components (legal, goal, terminal, next), resolved.
@@ -152,12 +189,20 @@ impl Edit {
     /// Live components (reachable from the outputs, plus every base and
     /// input), in dependency order, grouped as strongly connected
     /// components: each group comes after the groups it reads.
-    pub(crate) fn order(&self) -> Vec<Vec<u32>> {
+    pub(crate) fn order(&self) -> Groups {
         let live = self.live();
-        let succ: Vec<Vec<u32>> = (0..self.len() as u32)
-            .map(|c| if live[c as usize] && self.find(c) == c { self.resolved_ins(c) } else { Vec::new() })
-            .collect();
-        sccs(&succ).into_iter().filter(|g| live[g[0] as usize] && self.find(g[0]) == g[0]).collect()
+        // The resolved inputs of the live components, flat.
+        let mut start = Vec::with_capacity(self.len() + 1);
+        let mut succ = Vec::new();
+        for c in 0..self.len() as u32 {
+            start.push(succ.len());
+            if live[c as usize] && self.find(c) == c {
+                succ.extend(self.ins(c).iter().map(|&i| self.find(i)));
+            }
+        }
+        start.push(succ.len());
+        let groups = scc_groups(self.len(), |c| &succ[start[c as usize]..start[c as usize + 1]]);
+        groups.filter(|g| live[g[0] as usize] && self.find(g[0]) == g[0])
     }
 
     pub(crate) fn live(&self) -> Vec<bool> {
@@ -170,7 +215,7 @@ impl Edit {
             if std::mem::replace(&mut live[c as usize], true) {
                 continue;
             }
-            stack.extend(self.ins[c as usize].iter().copied());
+            stack.extend_from_slice(self.ins(c));
         }
         live
     }
@@ -181,7 +226,7 @@ impl Edit {
         let mut n = vec![0u32; self.len()];
         for (c, &alive) in live.iter().enumerate() {
             if alive && self.find(c as u32) == c as u32 {
-                for &i in &self.ins[c] {
+                for &i in self.ins(c as u32) {
                     n[self.find(i) as usize] += 1;
                 }
             }
@@ -196,29 +241,32 @@ impl Edit {
     /// numbered in dependency order (inputs before readers), which keeps a
     /// wave of propagation moving forward through memory.
     pub(crate) fn finish(self) -> Propnet {
-        let order: Vec<u32> = self.order().into_iter().flatten().collect();
+        let order = self.order();
+        let order = order.nodes();
         let mut new_id = vec![u32::MAX; self.len()];
         for (i, &c) in order.iter().enumerate() {
             new_id[c as usize] = i as u32;
         }
         let map = |c: u32| new_id[self.find(c) as usize];
-        let comps: Vec<(Kind, Vec<u32>)> = order
-            .iter()
-            .map(|&c| {
-                let mut ins: Vec<u32> = self.ins[c as usize].iter().map(|&i| map(i)).collect();
-                if self.kinds[c as usize].is_gate() {
-                    ins.sort_unstable();
-                }
-                (self.kinds[c as usize], ins)
-            })
-            .collect();
+        let mut kinds = Vec::with_capacity(order.len());
+        let mut fanin_start = Vec::with_capacity(order.len() + 1);
+        let mut fanin = Vec::new();
+        for &c in order {
+            let kind = self.kinds[c as usize];
+            kinds.push(kind);
+            let s = fanin.len();
+            fanin_start.push(s as u32);
+            fanin.extend(self.ins(c).iter().map(|&i| map(i)));
+            if kind.is_gate() {
+                fanin[s..].sort_unstable();
+            }
+        }
+        fanin_start.push(fanin.len() as u32);
         let bases = self.bases.iter().map(|b| Base { comp: map(b.comp), next: map(b.next), ..b.clone() }).collect();
         let inputs =
             self.inputs.iter().map(|i| Input { comp: map(i.comp), legal: map(i.legal), ..i.clone() }).collect();
         let goals = self.goals.iter().map(|g| Goal { comp: map(g.comp), ..*g }).collect();
         let terminal = map(self.terminal);
-        let mut net = Propnet::from_parts(comps, self.roles, bases, inputs, goals, terminal);
-        net.partial = self.partial;
-        net
+        Propnet { kinds, fanin_start, fanin, roles: self.roles, bases, inputs, goals, terminal, partial: self.partial }
     }
 }

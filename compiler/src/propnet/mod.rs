@@ -14,7 +14,7 @@ pub mod passes;
 
 pub use build::{from_ground, from_ground_until, PropnetError};
 
-use crate::graph::sccs;
+use crate::graph::{scc_groups, Groups};
 
 /// A component's kind. `Base(i)` and `Input(i)` index
 /// [`Propnet::bases`] and [`Propnet::inputs`].
@@ -235,8 +235,11 @@ impl Propnet {
     /// Strongly connected components of the gate graph, dependencies
     /// first. Components not on a cycle come as singletons.
     pub fn sccs(&self) -> Vec<Vec<u32>> {
-        let succ: Vec<Vec<u32>> = (0..self.len() as u32).map(|c| self.inputs_of(c).to_vec()).collect();
-        sccs(&succ)
+        self.scc_groups().iter().map(<[u32]>::to_vec).collect()
+    }
+
+    fn scc_groups(&self) -> Groups {
+        scc_groups(self.len(), |c| self.inputs_of(c))
     }
 
     /// Whether a strongly connected component (from [`Propnet::sccs`]) is a
@@ -247,7 +250,7 @@ impl Propnet {
 
     /// The strongly connected components that are cycles, dependencies first.
     pub fn cycles(&self) -> Vec<Vec<u32>> {
-        self.sccs().into_iter().filter(|c| self.is_cycle(c)).collect()
+        self.scc_groups().iter().filter(|c| self.is_cycle(c)).map(<[u32]>::to_vec).collect()
     }
 
     /// The value of every component for a state (`bases[i]`: base `i`
@@ -327,10 +330,10 @@ impl Evaluator {
     pub fn new(net: &Propnet) -> Evaluator {
         let mut order = Vec::with_capacity(net.len());
         let mut groups = Vec::new();
-        for comp in net.sccs() {
-            let cyclic = net.is_cycle(&comp);
+        for comp in net.scc_groups().iter() {
+            let cyclic = net.is_cycle(comp);
             groups.push((order.len() as u32, comp.len() as u32, cyclic));
-            order.extend(comp);
+            order.extend_from_slice(comp);
         }
         Evaluator { order, groups }
     }

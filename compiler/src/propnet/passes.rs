@@ -240,7 +240,7 @@ pub fn specialise(net: &Propnet, base: usize, value: bool) -> Propnet {
     let b = e.bases[base].comp;
     let k = e.constant(value);
     for c in 0..e.len() {
-        for i in e.ins[c].iter_mut() {
+        for i in e.ins_mut(c as u32) {
             if *i == b {
                 *i = k;
             }
@@ -356,13 +356,13 @@ fn fold_all(e: &mut Edit, const_base: &FxHashMap<u32, bool>) {
             None => i,
         }
     };
-    for group in order {
+    for group in order.iter() {
         if e.stop() {
             return;
         }
-        let cyclic = group.len() > 1 || e.resolved_ins(group[0]).contains(&group[0]);
+        let cyclic = group.len() > 1 || e.ins(group[0]).iter().any(|&i| e.find(i) == group[0]);
         if cyclic {
-            fold_cycle(e, &group, &sub);
+            fold_cycle(e, group, &sub);
             continue;
         }
         let c = group[0];
@@ -370,7 +370,7 @@ fn fold_all(e: &mut Edit, const_base: &FxHashMap<u32, bool>) {
         if !kind.is_gate() {
             continue;
         }
-        let ins: Vec<u32> = e.ins[c as usize].iter().map(|&i| sub(e, i)).collect();
+        let ins: Vec<u32> = e.ins(c).iter().map(|&i| sub(e, i)).collect();
         match fold_gate(e, kind, &ins) {
             Ok(v) => {
                 let k = e.constant(v);
@@ -381,9 +381,9 @@ fn fold_all(e: &mut Edit, const_base: &FxHashMap<u32, bool>) {
                     e.replace(c, rest[0]);
                 } else if rest.len() == 1 && kind == Kind::Nand || kind == Kind::Nor && rest.len() == 1 {
                     e.kinds[c as usize] = Kind::Not;
-                    e.ins[c as usize] = rest;
+                    e.set_ins(c, &rest);
                 } else {
-                    e.ins[c as usize] = rest;
+                    e.set_ins(c, &rest);
                 }
             }
         }
@@ -408,7 +408,7 @@ fn fold_cycle(e: &mut Edit, group: &[u32], sub: &dyn Fn(&Edit, u32) -> u32) {
                 if seen.is_multiple_of(4096) && e.deadline().passed() {
                     return None;
                 }
-                let ins = &e.ins[c as usize];
+                let ins = e.ins(c);
                 let t = ins
                     .iter()
                     .filter(|&&i| {
@@ -449,8 +449,11 @@ fn fold_cycle(e: &mut Edit, group: &[u32], sub: &dyn Fn(&Edit, u32) -> u32) {
 /// Hash-consing: gates with the same kind and inputs are one component.
 /// Components on cycles are left alone.
 fn dedup(e: &mut Edit) {
-    let mut seen: FxHashMap<(Kind, Vec<u32>), u32> = FxHashMap::default();
-    for group in e.order() {
+    // Keyed by the kind's code followed by the sorted inputs: one
+    // allocation per gate kept, none per gate merged.
+    let mut seen: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
+    let mut key: Vec<u32> = Vec::new();
+    for group in e.order().iter() {
         if e.stop() {
             return;
         }
@@ -459,37 +462,60 @@ fn dedup(e: &mut Edit) {
         }
         let c = group[0];
         let kind = e.kinds[c as usize];
-        if !kind.is_gate() {
-            continue;
-        }
-        let mut ins = e.resolved_ins(c);
+        let code = match kind {
+            Kind::And => 0,
+            Kind::Or => 1,
+            Kind::Not => 2,
+            Kind::Nand => 3,
+            Kind::Nor => 4,
+            _ => continue,
+        };
+        key.clear();
+        key.push(code);
+        key.extend(e.ins(c).iter().map(|&i| e.find(i)));
+        let ins = &mut key[1..];
         if ins.contains(&c) {
             continue;
         }
         ins.sort_unstable();
+        let mut n = ins.len();
         if matches!(kind, Kind::And | Kind::Or | Kind::Nand | Kind::Nor) {
-            ins.dedup();
+            n = dedup_sorted(ins);
         }
-        e.ins[c as usize] = ins.clone();
-        if matches!(kind, Kind::And | Kind::Or) && ins.len() == 1 {
-            e.replace(c, ins[0]);
+        key.truncate(n + 1);
+        e.set_ins(c, &key[1..]);
+        if matches!(kind, Kind::And | Kind::Or) && n == 1 {
+            e.replace(c, key[1]);
             continue;
         }
-        match seen.get(&(kind, ins.clone())) {
+        match seen.get(key.as_slice()) {
             Some(&other) => e.replace(c, other),
             None => {
-                seen.insert((kind, ins), c);
+                seen.insert(key.clone(), c);
             }
         }
     }
 }
 
+/// Removes repeats from a sorted slice in place; returns how many distinct
+/// values now lead it.
+fn dedup_sorted(v: &mut [u32]) -> usize {
+    let mut n = 0;
+    for i in 0..v.len() {
+        if n == 0 || v[i] != v[n - 1] {
+            v[n] = v[i];
+            n += 1;
+        }
+    }
+    n
+}
+
 /// Components on a cycle, in the current network.
 fn cyclic_set(e: &Edit) -> Vec<bool> {
     let mut cyc = vec![false; e.len()];
-    for g in e.order() {
-        if g.len() > 1 || e.resolved_ins(g[0]).contains(&g[0]) {
-            for c in g {
+    for g in e.order().iter() {
+        if g.len() > 1 || e.ins(g[0]).iter().any(|&i| e.find(i) == g[0]) {
+            for &c in g {
                 cyc[c as usize] = true;
             }
         }
@@ -500,7 +526,7 @@ fn cyclic_set(e: &Edit) -> Vec<bool> {
 fn flatten(e: &mut Edit) {
     let fan = e.fanout_counts();
     let cyc = cyclic_set(e);
-    for group in e.order() {
+    for group in e.order().iter() {
         if e.stop() {
             return;
         }
@@ -519,7 +545,7 @@ fn flatten(e: &mut Edit) {
         }
         ins.sort_unstable();
         ins.dedup();
-        e.ins[c as usize] = ins;
+        e.set_ins(c, &ins);
     }
 }
 
@@ -533,8 +559,7 @@ fn factor(e: &mut Edit, deep: bool) {
     // Gates in evaluation order; when `deep`, the inner gates factoring
     // makes are appended and factored in turn (the ANDs under an OR of ANDs
     // may share inputs of their own once the common one is out).
-    let mut todo: Vec<u32> =
-        e.order().into_iter().filter(|g| g.len() == 1 && !cyc[g[0] as usize]).map(|g| g[0]).collect();
+    let mut todo: Vec<u32> = e.order().iter().filter(|g| g.len() == 1 && !cyc[g[0] as usize]).map(|g| g[0]).collect();
     let mut next = 0;
     while next < todo.len() {
         if e.stop() {
@@ -594,7 +619,7 @@ fn factor(e: &mut Edit, deep: bool) {
                     0 => trivial = true,
                     1 => rest_alts.push(rest[0]),
                     _ => {
-                        e.ins[k as usize] = rest;
+                        e.set_ins(k, &rest);
                         rest_alts.push(k);
                     }
                 }
@@ -603,8 +628,8 @@ fn factor(e: &mut Edit, deep: bool) {
                 // OR(x, AND(x,a)) = x (and dually): the group is just x.
                 x
             } else {
-                let j = e.add(kind, rest_alts);
-                let top = e.add(inner, vec![x, j]);
+                let j = e.add(kind, &rest_alts);
+                let top = e.add(inner, &[x, j]);
                 fan.push(1);
                 fan.push(1);
                 if deep {
@@ -621,7 +646,7 @@ fn factor(e: &mut Edit, deep: bool) {
         new_ins.extend(joined_all);
         new_ins.sort_unstable();
         new_ins.dedup();
-        e.ins[c as usize] = new_ins;
+        e.set_ins(c, &new_ins);
         fan.resize(e.len(), 0);
     }
 }
@@ -636,7 +661,7 @@ fn complement(e: &mut Edit) {
         role_inputs[inp.role as usize].push(inp.comp);
         role_of.insert(inp.comp, inp.role);
     }
-    for group in e.order() {
+    for group in e.order().iter() {
         if e.stop() {
             return;
         }
@@ -660,21 +685,21 @@ fn complement(e: &mut Edit) {
                 continue;
             }
             new_ins.retain(|i| !set.contains(i));
-            let replacement = if others.is_empty() { e.constant(true) } else { e.add(Kind::Nor, others) };
+            let replacement = if others.is_empty() { e.constant(true) } else { e.add(Kind::Nor, &others) };
             new_ins.push(replacement);
             changed = true;
         }
         if changed {
             new_ins.sort_unstable();
             new_ins.dedup();
-            e.ins[c as usize] = new_ins;
+            e.set_ins(c, &new_ins);
         }
     }
 }
 
 fn notfold(e: &mut Edit) {
     let fan = e.fanout_counts();
-    for group in e.order() {
+    for group in e.order().iter() {
         if e.stop() {
             return;
         }
@@ -682,11 +707,11 @@ fn notfold(e: &mut Edit) {
         if group.len() > 1 || e.kinds[c as usize] != Kind::Not {
             continue;
         }
-        let x = e.find(e.ins[c as usize][0]);
+        let x = e.find(e.ins(c)[0]);
         match e.kinds[x as usize] {
             // NOT(NOT(y)) = y, whoever else reads the inner NOT.
             Kind::Not => {
-                let y = e.find(e.ins[x as usize][0]);
+                let y = e.find(e.ins(x)[0]);
                 e.replace(c, y);
             }
             k @ (Kind::And | Kind::Or | Kind::Nand | Kind::Nor) if fan[x as usize] == 1 => {
@@ -696,7 +721,8 @@ fn notfold(e: &mut Edit) {
                     Kind::Nand => Kind::And,
                     _ => Kind::Or,
                 };
-                e.ins[c as usize] = e.resolved_ins(x);
+                let ins = e.resolved_ins(x);
+                e.set_ins(c, &ins);
             }
             _ => {}
         }
