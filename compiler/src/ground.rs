@@ -163,6 +163,11 @@ impl Grounded {
         }
     }
 
+    /// How many body literals the ground rules hold in all.
+    pub fn literals(&self) -> usize {
+        self.lits.len()
+    }
+
     pub fn pos(&self, r: &GroundRule) -> &[AtomId] {
         &self.lits[r.start as usize..(r.start + r.npos) as usize]
     }
@@ -611,6 +616,31 @@ mod tests {
         // terminal keeps its negation: (at 1) is in the model.
         let t = g.rules.iter().find(|r| g.atom(r.head).rel == RelId::TERMINAL).unwrap();
         assert_eq!(g.neg(t).len(), 1);
+    }
+
+    #[test]
+    fn a_relation_split_over_strata_feeds_later_rounds() {
+        // `(v 1)` reads `(v 2)`: one relation, two strata (split by the
+        // constant). `(v 2)` is found only in the second round, once `true`
+        // holds the initial state; the stratum of `(v 1)` must see it then,
+        // or `(next (b 0))` and the base `(b 0)` go missing (a random game
+        // found this: the propnet never reached `(b 0)`).
+        let game = Arc::new(
+            crate::load(
+                "t.kif",
+                "(role r) (init (b 1)) (<= terminal (true (b 0))) (<= (legal ?r noop) (role ?r))
+                 (<= (goal ?r 0) (role ?r)) (<= (next (b 0)) (v 1))
+                 (<= (v 2) (true (b 1))) (<= (v 1) (v 2) (not (true (b 0))))",
+            )
+            .unwrap(),
+        );
+        let g = ground_now(&game, &GroundLimits::default()).unwrap();
+        let heads: Vec<String> = g.rules.iter().map(|r| g.atom_kif(r.head)).collect();
+        assert!(heads.iter().any(|h| h == "(next (b 0))"), "{heads:?}");
+        let net = crate::propnet::from_ground(&g).unwrap();
+        let mut bases: Vec<&str> = net.bases.iter().map(|b| b.name.as_str()).collect();
+        bases.sort_unstable();
+        assert_eq!(bases, ["(b 0)", "(b 1)"]);
     }
 
     #[test]
