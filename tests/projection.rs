@@ -115,9 +115,12 @@ fn quarto_is_built_from_eliminated_rules_and_agrees_with_the_prover() {
     let Some(game) = corpus_game("base/quarto.kif") else { return };
     let passes = propel_compiler::propnet::passes::Pass::DEFAULT;
     let c = propel_compiler::pipeline::compile(&game, &test_limits(), passes).unwrap_or_else(|e| panic!("{e}"));
-    // As written: 99,042 components and 564,430 edges.
+    // As written: 99,042 components and 564,430 edges. Its rules as
+    // written ground to 118 times the eliminated rules' literals: that
+    // network is not built at all (`pipeline::DECISIVE_LITERALS`).
     assert!(c.net.counts().edges < 20_000, "{:?}", c.net.counts());
-    assert!(c.report[0].stage.contains("as written"), "{:?}", c.report[0].stage);
+    assert!(c.eliminated);
+    assert!(c.report[0].stage.contains("as written") && c.report[0].stage.contains("not built"), "{:?}", c.report[0]);
     let mut net = propnet_machine(&game, passes);
     let mut prover = Prover::new(game.clone()).unwrap_or_else(|e| panic!("{e}"));
     let a = perft(&mut prover, 2, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
@@ -163,4 +166,20 @@ fn racer_native_code_comes_from_the_eliminated_network() {
         s = net.next_state(&s, &joint).unwrap();
         t = jit.next_state(&t, &joint).unwrap();
     }
+}
+
+#[test]
+fn two_thirds_6p_builds_eliminated_without_the_unlimited_attempt() {
+    // `total` as written sums every combination of six bids; the
+    // eliminated rules build into 606 edges, so the rules as written get
+    // no attempt without a row limit (`pipeline::ELIMINATED_FIRST_EDGES`).
+    let Some(game) = corpus_game("base/gt_two_thirds_6p.kif") else { return };
+    let passes = propel_compiler::propnet::passes::Pass::DEFAULT;
+    let c = propel_compiler::pipeline::compile(&game, &test_limits(), passes).unwrap_or_else(|e| panic!("{e}"));
+    assert!(c.eliminated);
+    assert!(c.net.counts().edges < 1_000, "{:?}", c.net.counts());
+    assert!(c.report[0].stage.contains("stopped before"), "{:?}", c.report[0]);
+    let mut net = propnet_machine(&game, passes);
+    let mut prover = Prover::new(game.clone()).unwrap_or_else(|e| panic!("{e}"));
+    assert_traces_agree(&mut prover, &mut net, &[1, 2, 3], "gt_two_thirds_6p: prover vs propnet");
 }

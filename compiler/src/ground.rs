@@ -248,16 +248,29 @@ const ATTEMPT_MAX_ROWS: usize = 250_000;
 /// rows) are offered to the magic-set rewrite (with their callers). The
 /// last attempt gets all the time left.
 pub fn ground(game: &Arc<Game>, limits: &GroundLimits, deadline: &Deadline) -> Result<Grounded, GroundError> {
-    ground_attempts(game, limits, deadline, ATTEMPT_MAX_ROWS)
+    ground_attempts(game, limits, deadline, ATTEMPT_MAX_ROWS, &mut || true)
 }
 
-/// [`ground`] with attempts stopped at `attempt_rows` rows (tests use
-/// small models).
+/// [`ground`], asking `before_last` before the last attempt (the one
+/// without a row limit): when it answers false, grounding stops there with
+/// the error of the attempt before.
+pub fn ground_unless(
+    game: &Arc<Game>,
+    limits: &GroundLimits,
+    deadline: &Deadline,
+    before_last: &mut dyn FnMut() -> bool,
+) -> Result<Grounded, GroundError> {
+    ground_attempts(game, limits, deadline, ATTEMPT_MAX_ROWS, before_last)
+}
+
+/// [`ground_unless`] with attempts stopped at `attempt_rows` rows (tests
+/// use small models).
 fn ground_attempts(
     game: &Arc<Game>,
     limits: &GroundLimits,
     deadline: &Deadline,
     attempt_rows: usize,
+    before_last: &mut dyn FnMut() -> bool,
 ) -> Result<Grounded, GroundError> {
     let start = Instant::now();
     let share = deadline.time().map(|t| t.saturating_duration_since(start).mul_f64(0.4));
@@ -366,6 +379,9 @@ fn ground_attempts(
         }
         if !rewritten {
             // Nothing more to rewrite: one last try with all the time left.
+            if !before_last() {
+                return Err(e);
+            }
             last_chance = true;
         }
     }
@@ -685,8 +701,8 @@ mod tests {
         );
         let game = Arc::new(crate::load("t.kif", text.as_str()).unwrap());
         let limits = GroundLimits { max_atoms: 5_000, ..Default::default() };
-        let g =
-            ground_attempts(&game, &limits, &limits.deadline(Instant::now()), 2_000).expect("the rules as written fit");
+        let g = ground_attempts(&game, &limits, &limits.deadline(Instant::now()), 2_000, &mut || true)
+            .expect("the rules as written fit");
         assert!(g.demand.is_empty(), "{:?}", g.demand);
         assert_eq!(g.atoms.iter().filter(|a| a.rel == game.relation_by_name("pair").unwrap()).count(), 3_600);
     }
