@@ -248,29 +248,31 @@ const ATTEMPT_MAX_ROWS: usize = 250_000;
 /// rows) are offered to the magic-set rewrite (with their callers). The
 /// last attempt gets all the time left.
 pub fn ground(game: &Arc<Game>, limits: &GroundLimits, deadline: &Deadline) -> Result<Grounded, GroundError> {
-    ground_attempts(game, limits, deadline, ATTEMPT_MAX_ROWS, &mut || true)
+    ground_attempts(game, limits, deadline, ATTEMPT_MAX_ROWS, None)
 }
 
-/// [`ground`], asking `before_last` before the last attempt (the one
-/// without a row limit): when it answers false, grounding stops there with
-/// the error of the attempt before.
-pub fn ground_unless(
+/// [`ground`] whose last attempt (the one without a row limit) first gets
+/// `slice` of time only; when that runs out, `on_slow()` decides whether
+/// it runs again with all the time left (true) or grounding stops there
+/// (false, with the timeout).
+pub fn ground_unless_slow(
     game: &Arc<Game>,
     limits: &GroundLimits,
     deadline: &Deadline,
-    before_last: &mut dyn FnMut() -> bool,
+    slice: Duration,
+    on_slow: &mut dyn FnMut() -> bool,
 ) -> Result<Grounded, GroundError> {
-    ground_attempts(game, limits, deadline, ATTEMPT_MAX_ROWS, before_last)
+    ground_attempts(game, limits, deadline, ATTEMPT_MAX_ROWS, Some((slice, on_slow)))
 }
 
-/// [`ground_unless`] with attempts stopped at `attempt_rows` rows (tests
-/// use small models).
+/// [`ground_unless_slow`] with attempts stopped at `attempt_rows` rows
+/// (tests use small models).
 fn ground_attempts(
     game: &Arc<Game>,
     limits: &GroundLimits,
     deadline: &Deadline,
     attempt_rows: usize,
-    before_last: &mut dyn FnMut() -> bool,
+    mut slow: Option<(Duration, &mut dyn FnMut() -> bool)>,
 ) -> Result<Grounded, GroundError> {
     let start = Instant::now();
     let share = deadline.time().map(|t| t.saturating_duration_since(start).mul_f64(0.4));
@@ -281,10 +283,13 @@ fn ground_attempts(
     let mut covered: Vec<RelId> = Vec::new();
     let mut current = game.clone();
     let mut last_chance = false;
+    // Whether the current attempt is the last one cut to its slice.
+    let mut sliced = false;
     loop {
         let now = Instant::now();
-        let attempt_deadline = match share {
-            Some(share) if !last_chance => deadline.min(now + share),
+        let attempt_deadline = match (share, &slow) {
+            (Some(share), _) if !last_chance => deadline.min(now + share),
+            (_, Some((slice, _))) if sliced => deadline.min(now + *slice),
             _ => deadline.clone(),
         };
         let max_rows = if last_chance { usize::MAX } else { attempt_rows };
@@ -297,6 +302,15 @@ fn ground_attempts(
             Err(failure) => failure,
         };
         tracing::debug!(error = %e, "grounding: attempt failed");
+        if sliced && e.is_timeout() && !deadline.passed() {
+            sliced = false;
+            if let Some((_, on_slow)) = slow.take() {
+                if on_slow() {
+                    continue;
+                }
+            }
+            return Err(e);
+        }
         // The last chance ends it. (A static relation left in full for the
         // attempts' row limit that then passes the build's own limits is
         // not rewritten then: on mummymaze1p that spent the first build's
@@ -378,11 +392,10 @@ fn ground_attempts(
             }
         }
         if !rewritten {
-            // Nothing more to rewrite: one last try with all the time left.
-            if !before_last() {
-                return Err(e);
-            }
+            // Nothing more to rewrite: one last try with all the time left
+            // (first cut to a slice when asked).
             last_chance = true;
+            sliced = slow.is_some();
         }
     }
 }
@@ -701,7 +714,7 @@ mod tests {
         );
         let game = Arc::new(crate::load("t.kif", text.as_str()).unwrap());
         let limits = GroundLimits { max_atoms: 5_000, ..Default::default() };
-        let g = ground_attempts(&game, &limits, &limits.deadline(Instant::now()), 2_000, &mut || true)
+        let g = ground_attempts(&game, &limits, &limits.deadline(Instant::now()), 2_000, None)
             .expect("the rules as written fit");
         assert!(g.demand.is_empty(), "{:?}", g.demand);
         assert_eq!(g.atoms.iter().filter(|a| a.rel == game.relation_by_name("pair").unwrap()).count(), 3_600);
