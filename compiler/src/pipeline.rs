@@ -174,7 +174,10 @@ pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass])
     // Rules as written whose last grounding attempt (no row limit) runs
     // past a slice of the time while the eliminated rules build into a
     // small network are given no more time (see [`ELIMINATED_FIRST_EDGES`]).
-    let eliminated_game = rewrite.as_ref().map(|r| Arc::new(r.game.clone()));
+    let (eliminated_game, touched) = match rewrite {
+        Some(r) => (Some(Arc::new(r.game)), r.touched),
+        None => (None, Vec::new()),
+    };
     let mut early: Option<Compiled> = None;
     let mut plain_tried = 0.0;
     let mut on_slow = || -> bool {
@@ -198,24 +201,20 @@ pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass])
     };
     let early_small = early.as_ref().is_some_and(|c| c.net.counts().edges < ELIMINATED_FIRST_EDGES);
     if early_small {
-        if let Some(mut c) = early.take() {
-            c.eliminated = true;
-            c.report[0].stage = "ground+build (eliminated)".into();
-            let skipped = StageReport {
-                stage: "ground (as written: stopped at the slice of its attempt without a row limit)".into(),
-                seconds: plain_tried,
-                counts: Default::default(),
-            };
-            c.report.insert(0, skipped);
-            return Ok(c);
+        if let Some(c) = early.take() {
+            let stage = "ground (as written: stopped at the slice of its attempt without a row limit)".into();
+            return Ok(kept_eliminated(
+                c,
+                vec![StageReport { stage, seconds: plain_tried, counts: Default::default() }],
+            ));
         }
     }
     // Elimination only shrinks the rules it rewrote: unless their ground
     // instances are at least half the ground literals, it cannot take the
     // network down to a quarter, and a second build would be wasted
     // (alexChess.v1: 14 s more for 0.7% fewer edges).
-    let share = match (&ground_plain, &rewrite) {
-        (Ok(g), Some(r)) => g.literal_share(&r.touched),
+    let share = match (&ground_plain, &eliminated_game) {
+        (Ok(g), Some(_)) => g.literal_share(&touched),
         _ => 1.0,
     };
     let plain_literals = ground_plain.as_ref().map_or(0, |g| g.literals());
@@ -244,28 +243,23 @@ pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass])
         if literals.saturating_mul(DECISIVE_LITERALS) <= plain_literals {
             let plain_seconds = ground_plain.as_ref().map_or(0.0, |g| g.seconds);
             drop(ground_plain);
-            match build(g, passes, &deadline) {
-                Ok(mut c) => {
-                    c.eliminated = true;
-                    c.report[0].stage = "ground+build (eliminated)".into();
-                    let skipped = StageReport {
-                        stage: format!("ground (as written: {plain_literals} literals, not built)"),
-                        seconds: plain_seconds,
-                        counts: Default::default(),
-                    };
-                    c.report.insert(0, skipped);
-                    return Ok(c);
+            return match build(g, passes, &deadline) {
+                Ok(c) => {
+                    let stage = format!("ground (as written: {plain_literals} literals, not built)");
+                    Ok(kept_eliminated(
+                        c,
+                        vec![StageReport { stage, seconds: plain_seconds, counts: Default::default() }],
+                    ))
                 }
                 // The rules as written get what time is left.
                 Err(e) => {
                     tracing::debug!(error = %e, "variable elimination: the decisive build failed");
-                    let ground_plain = ground(projected.as_ref().unwrap_or(game), limits, &deadline);
-                    return build(ground_plain, passes, &deadline);
+                    build(ground(plain_game, limits, &deadline), passes, &deadline)
                 }
-            }
+            };
         }
         // A failure here had less time than the second build will have.
-        ground_elim = g.ok().map(Ok);
+        ground_elim = g.ok();
     }
     let plain = build(ground_plain, passes, &plain_deadline);
     if let Err(e) = &plain {
@@ -279,7 +273,7 @@ pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass])
     tracing::debug!(share, "variable elimination: building again");
     let eliminated = match early {
         Some(c) => Ok(c),
-        None => build(ground_elim.unwrap_or_else(|| ground(&rewrite, limits, &deadline)), passes, &deadline),
+        None => build(ground_elim.map_or_else(|| ground(&rewrite, limits, &deadline), Ok), passes, &deadline),
     };
     let edges = |r: &Result<Compiled, CompileError>| r.as_ref().map(|c| c.net.counts().edges).ok();
     tracing::debug!(plain = ?edges(&plain), eliminated = ?edges(&eliminated), "variable elimination: edges");
@@ -297,16 +291,24 @@ pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass])
         plain.native = eliminated.ok().and_then(|e| native_net(&plain, e));
         return Ok(plain);
     }
-    let mut c = eliminated?;
-    c.eliminated = true;
     // The report shows both builds: the rules as written, then eliminated.
+    let written = match &plain {
+        Ok(p) => vec![
+            StageReport { stage: "ground+build (as written)".into(), ..p.report[0].clone() },
+            StageReport { stage: "passes (as written)".into(), ..p.report[p.report.len() - 1].clone() },
+        ],
+        Err(_) => Vec::new(),
+    };
+    Ok(kept_eliminated(eliminated?, written))
+}
+
+/// `c`, the eliminated network, marked as kept, its report after what the
+/// rules as written did (`written`).
+fn kept_eliminated(mut c: Compiled, written: Vec<StageReport>) -> Compiled {
+    c.eliminated = true;
     c.report[0].stage = "ground+build (eliminated)".into();
-    if let Ok(p) = &plain {
-        let first = StageReport { stage: "ground+build (as written)".into(), ..p.report[0].clone() };
-        let last = StageReport { stage: "passes (as written)".into(), ..p.report[p.report.len() - 1].clone() };
-        c.report.splice(0..0, [first, last]);
-    }
-    Ok(c)
+    c.report.splice(0..0, written);
+    c
 }
 
 /// Builds the network of ground rules and runs the passes; the first
