@@ -208,3 +208,37 @@ pub fn assert_state_abi_round_trips(m: &mut NativeMachine, seeds: &[u64], what: 
         }
     }
 }
+
+/// `kif` with every symbol that is not a GDL keyword or a number replaced
+/// by a meaningless one (`q` and seven hex digits, the same for the same
+/// symbol in any case), variables renamed alike and comments dropped: the
+/// same game under names that say nothing.
+pub fn obfuscate(kif: &str) -> String {
+    const KEEP: [&str; 16] = [
+        "role", "init", "true", "next", "legal", "does", "goal", "terminal", "distinct", "not", "or", "base", "input",
+        "sees", "random", "<=",
+    ];
+    // FNV-1a: a fixed hash, so the names are the same on every run.
+    fn meaningless(s: &str) -> String {
+        let h = s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b.to_ascii_lowercase())).wrapping_mul(0x100_0000_01b3)
+        });
+        format!("q{:07x}", h & 0xfff_ffff)
+    }
+    let mut out = String::with_capacity(kif.len());
+    for line in kif.lines() {
+        let code = line.split(';').next().unwrap_or("");
+        let spaced = code.replace('(', " ( ").replace(')', " ) ");
+        for t in spaced.split_whitespace() {
+            match t {
+                "(" | ")" => out.push_str(t),
+                _ if t.starts_with('?') => out.push_str(&format!("?{}", meaningless(&t[1..]))),
+                _ if KEEP.iter().any(|k| k.eq_ignore_ascii_case(t)) || t.parse::<i64>().is_ok() => out.push_str(t),
+                _ => out.push_str(&meaningless(t)),
+            }
+            out.push(' ');
+        }
+        out.push('\n');
+    }
+    out
+}
