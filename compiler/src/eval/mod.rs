@@ -113,6 +113,8 @@ pub struct Budget {
     pub max_rows: usize,
     /// Most derivations (duplicates included) of one join.
     pub max_join: usize,
+    /// Most join steps of one join.
+    pub max_join_steps: u64,
     pub deadline: Deadline,
     /// Join steps since the last [`Budget::reset`], and their limit.
     pub steps: Steps,
@@ -126,6 +128,7 @@ impl Budget {
             max_facts,
             max_rows: usize::MAX,
             max_join: usize::MAX,
+            max_join_steps: u64::MAX,
             deadline,
             steps: Steps::unlimited(),
             facts: 0,
@@ -146,6 +149,12 @@ impl Budget {
     /// The same budget with a limit on the derivations of one join.
     pub fn with_max_join(mut self, max_join: usize) -> Budget {
         self.max_join = max_join;
+        self
+    }
+
+    /// The same budget with a limit on the join steps of one join.
+    pub fn with_max_join_steps(mut self, max_join_steps: u64) -> Budget {
+        self.max_join_steps = max_join_steps;
         self
     }
 
@@ -567,17 +576,20 @@ impl Program {
             let (deadline, steps) = (&budget.deadline, &mut budget.steps);
             let (max_facts, max_join, max_rows, ticks) =
                 (budget.max_facts, budget.max_join, budget.max_rows, &mut budget.ticks);
+            // One join's own limit on steps, within the evaluation's.
+            let mut join_steps =
+                Steps { done: steps.done, limit: steps.limit.min(steps.done.saturating_add(budget.max_join_steps)) };
             let head_rows = db_ref.rel(plan.head_rel);
             // Derivations buffered before the buffer is next compacted.
             let mut compact_at = 0usize;
-            join::run(
+            let ran = join::run(
                 plan,
                 db_ref,
                 pool,
                 ranges,
                 neg,
                 plan.ground_head,
-                Meter { deadline, steps },
+                Meter { deadline, steps: &mut join_steps },
                 &mut |pool, bind| {
                     for a in plan.head.iter() {
                         let t = join::build(pool, a, bind).map_err(|_| EvalError::TermTooDeep { relation: name() })?;
@@ -625,8 +637,9 @@ impl Program {
                     }
                     Ok(())
                 },
-            )
-            .map_err(|e| e.named(name, facts_before))?;
+            );
+            steps.done = join_steps.done;
+            ran.map_err(|e| e.named(name, facts_before))?;
         }
         let width = arity.max(1);
         let took = budget.steps.done - steps_before;
