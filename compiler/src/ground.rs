@@ -491,11 +491,11 @@ fn ground_once(
                     db.relations().map(|(r, rel)| (rel.len(), program.relation_name(r))).filter(|x| x.0 > 0).collect();
                 sizes.sort_unstable_by(|a, b| b.cmp(a));
                 let top: Vec<String> = sizes.iter().take(5).map(|(n, r)| format!("{r} {n}")).collect();
-                tracing::info!("relaxed model when grounding stopped, largest relations: {}", top.join(", "));
-                tracing::debug!(
+                tracing::info!(
                     steps = budget.steps.done,
                     last = attempt.is_none(),
-                    "grounding: relaxed model stopped"
+                    "relaxed model when grounding stopped, largest relations: {}",
+                    top.join(", ")
                 );
                 return Err((GroundError::Model(e), sizes.iter().take(8).map(|&(n, r)| (n, r.to_string())).collect()));
             }

@@ -152,12 +152,6 @@ impl Budget {
         self
     }
 
-    /// The same budget with a limit on the join steps of one join.
-    pub fn with_max_join_steps(mut self, max_join_steps: u64) -> Budget {
-        self.max_join_steps = max_join_steps;
-        self
-    }
-
     /// The same budget with a limit on join steps.
     pub fn with_steps(mut self, steps: Steps) -> Budget {
         self.steps = steps;
