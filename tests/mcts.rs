@@ -89,6 +89,24 @@ fn an_endgame_is_solved_to_a_draw() {
     }
 }
 
+/// The role to move's opponent has one legal move (`noop`); its value is
+/// still the mean of its goals over the search, not 0 (tic-tac-toe's goals
+/// add up to 100, so the two values add up to 1).
+#[test]
+fn a_role_without_a_choice_reports_its_value() {
+    let g = game("tictactoe.kif");
+    let mut m = propnet_machine(&g, propel_compiler::propnet::passes::Pass::ALL);
+    let s = play(&mut m, &X_WINS[..1]);
+    let mut search = Search::new(m, s, config(1, Mode::Pipeline, 100_000)).unwrap();
+    search.run(Instant::now() + Duration::from_millis(300)).unwrap();
+    let (mv, waiting, visits) = search.best(0).unwrap();
+    assert_eq!(search.machine().move_kif(mv), "noop");
+    assert!(visits > 100, "{visits} visits");
+    let (_, mover, _) = search.best(1).unwrap();
+    assert!(waiting > 0.2 && (waiting + mover - 1.0).abs() < 0.1, "x {waiting}, o {mover}");
+    search.graph.check_visits().unwrap();
+}
+
 #[test]
 fn the_pool_bounds_the_graph() {
     let g = game("connect4.kif");

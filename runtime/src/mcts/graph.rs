@@ -180,8 +180,8 @@ impl<S, Mv> Node<S, Mv> {
     }
 
     /// Calls `f` with the edge of each role's move in `moves` where the
-    /// role has a choice (a forced move's statistics are never read, so
-    /// they are not kept).
+    /// role has a choice (a forced move's statistics are only reported,
+    /// so only [`Graph::backprop`] keeps them).
     fn each_choice(&mut self, moves: &[u16], mut f: impl FnMut(&mut Edge<Mv>)) {
         self.each_role_choice(moves, |_, e| f(e));
     }
@@ -203,6 +203,19 @@ impl<S, Mv> Node<S, Mv> {
                             f(role, e);
                         }
                     }
+                }
+            }
+        }
+    }
+
+    /// `f` on the edge of each role whose move here is forced (its one
+    /// legal move): selection never looks at them, and their values are
+    /// kept only so that such a role's value can be reported.
+    fn each_forced(&mut self, mut f: impl FnMut(usize, &mut Edge<Mv>)) {
+        for role in 0..self.ends.len() {
+            if self.moves(role) == 1 {
+                if let Some(e) = self.edge_mut(role, 0) {
+                    f(role, e);
                 }
             }
         }
@@ -1152,6 +1165,13 @@ where
             n.each_role_choice(&s.moves, |role, e| {
                 e.sum += value.get(role).copied().unwrap_or(0.0);
                 e.backed += 1;
+            });
+            // No selection adds a visit to a forced move: the visit comes
+            // with its value.
+            n.each_forced(|role, e| {
+                e.sum += value.get(role).copied().unwrap_or(0.0);
+                e.backed += 1;
+                e.visits += 1;
             });
         }
         if self.minimax_on() {
