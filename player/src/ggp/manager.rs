@@ -108,6 +108,9 @@ fn now_ms() -> u64 {
 struct Answer {
     body: Result<String, String>,
     ms: u64,
+    /// Nothing listened at the player's address (the connection was
+    /// refused): the player is not up, as opposed to slow or wrong.
+    refused: bool,
 }
 
 fn agent(timeout: f64) -> ureq::Agent {
@@ -131,6 +134,10 @@ fn post(url: &str, body: &str, timeout: f64) -> Answer {
             }
         }
         Err(ureq::Error::Timeout(_)) => Err("timeout".into()),
+        Err(ureq::Error::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            let ms = t.elapsed().as_millis() as u64;
+            return Answer { body: Err(format!("io: {e}")), ms, refused: true };
+        }
         Err(e) => Err(e.to_string()),
     };
     let ms = t.elapsed().as_millis() as u64;
@@ -138,23 +145,39 @@ fn post(url: &str, body: &str, timeout: f64) -> Answer {
         Ok(_) if ms as f64 > timeout * 1000.0 => Err(format!("late ({ms} ms)")),
         b => b,
     };
-    Answer { body, ms }
+    Answer { body, ms, refused: false }
 }
 
-/// One message per seat (`bodies[i]` to `seats[i]`), all at once.
-fn post_each(seats: &[Seat], bodies: &[String], timeout: f64) -> Vec<Answer> {
+/// [`post`] for a `start`: a refused connection is tried again every
+/// 250 ms while the start clock lasts, since a player may be restarting
+/// between matches (Sancho's runner exits after each one).
+fn post_start(url: &str, body: &str, timeout: f64) -> Answer {
+    let t = Instant::now();
+    loop {
+        let left = timeout - t.elapsed().as_secs_f64();
+        let a = post(url, body, left);
+        if !a.refused || left < 0.5 {
+            return Answer { ms: t.elapsed().as_millis() as u64, ..a };
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// One message per seat (`bodies[i]` to `seats[i]`), all at once, each
+/// sent by `send` ([`post`] or [`post_start`]).
+fn post_each(seats: &[Seat], bodies: &[String], timeout: f64, send: fn(&str, &str, f64) -> Answer) -> Vec<Answer> {
     std::thread::scope(|s| {
         let hs: Vec<_> =
-            seats.iter().zip(bodies).map(|(seat, body)| s.spawn(move || post(&seat.url, body, timeout))).collect();
+            seats.iter().zip(bodies).map(|(seat, body)| s.spawn(move || send(&seat.url, body, timeout))).collect();
         hs.into_iter()
-            .map(|h| h.join().unwrap_or(Answer { body: Err("request thread failed".into()), ms: 0 }))
+            .map(|h| h.join().unwrap_or(Answer { body: Err("request thread failed".into()), ms: 0, refused: false }))
             .collect()
     })
 }
 
 /// The same message to every seat at once.
 fn post_all(seats: &[Seat], body: &str, timeout: f64) -> Vec<Answer> {
-    post_each(seats, &vec![body.to_string(); seats.len()], timeout)
+    post_each(seats, &vec![body.to_string(); seats.len()], timeout, post)
 }
 
 /// Asks a player its name (`info`); `None` when it does not say.
@@ -211,7 +234,7 @@ pub fn run_match(
         .iter()
         .map(|role| format!("(start {id} {role} ({rules_text}) {} {})", clocks.start, clocks.play))
         .collect();
-    let answers = post_each(seats, &starts, clocks.start + clocks.grace);
+    let answers = post_each(seats, &starts, clocks.start + clocks.grace, post_start);
     for (i, a) in answers.iter().enumerate() {
         let e = match &a.body {
             Ok(b) if b.trim().eq_ignore_ascii_case("ready") => String::new(),
@@ -375,7 +398,38 @@ pub fn pairings(players: usize, roles: usize, round_robin: bool) -> Result<Vec<V
 
 #[cfg(test)]
 mod tests {
-    use super::{game_title, pairings};
+    use super::{game_title, pairings, post, post_start};
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::time::Duration;
+
+    /// A player that comes up 600 ms late gets its `start` all the same;
+    /// a plain message to it before then is refused at once.
+    #[test]
+    fn a_start_waits_for_a_player_that_is_not_up_yet() {
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let url = format!("http://127.0.0.1:{port}/");
+        let a = post(&url, "(info)", 2.0);
+        assert!(a.refused, "{:?}", a.body);
+        let server = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(600));
+            let l = TcpListener::bind(("127.0.0.1", port)).unwrap();
+            let (mut c, _) = l.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let mut got = Vec::new();
+            // The request's headers and its short body.
+            while !String::from_utf8_lossy(&got).contains("(start") {
+                let n = c.read(&mut buf).unwrap();
+                assert!(n > 0, "the request ended early");
+                got.extend_from_slice(&buf[..n]);
+            }
+            c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nready").unwrap();
+        });
+        let a = post_start(&url, "(start m r (rules) 5 1)", 5.0);
+        assert_eq!(a.body.as_deref(), Ok("ready"));
+        assert!(a.ms >= 500, "{} ms", a.ms);
+        server.join().unwrap();
+    }
 
     #[test]
     fn game_names_from_the_rules() {
