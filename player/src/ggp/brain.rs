@@ -224,13 +224,20 @@ where
     }
 
     fn choose(&mut self, role: usize) -> Result<Choice> {
+        // A move with no visits is no answer (the search has not run),
+        // unless the root is solved: then its best move is known, though
+        // the proof may have come without a visit to it (the root solved
+        // when it was made, or carried over from an earlier turn).
         let searched = match &mut self.engine {
-            Engine::Search(s) => s.best(role).map(|(mv, v, n)| (s.machine().move_kif(mv), v, n)),
-            Engine::Factored(f) => f.best(role).map(|(mv, v, n)| (f.machine().move_kif(mv), v, n)),
-            Engine::Uct(u) => u.best(role).map(|(mv, v, n)| (u.machine().move_kif(mv), v, n)),
+            Engine::Search(s) => {
+                let solved = s.root_solved().is_some();
+                s.best(role).map(|(mv, v, n)| (s.machine().move_kif(mv), v, n, solved))
+            }
+            Engine::Factored(f) => f.best(role).map(|(mv, v, n)| (f.machine().move_kif(mv), v, n, false)),
+            Engine::Uct(u) => u.best(role).map(|(mv, v, n)| (u.machine().move_kif(mv), v, n, false)),
             Engine::Plain(_) => None,
         };
-        if let Some((mv, v, n)) = searched.filter(|s| s.2 > 0) {
+        if let Some((mv, v, n, _)) = searched.filter(|&(_, _, n, solved)| n > 0 || solved) {
             return Ok(Choice { mv, value: Some(v * 100.0), visits: n });
         }
         // One move printed, not all of them (a state can have millions).
@@ -240,5 +247,39 @@ where
         self.scratch = legal;
         let mv = mv.ok_or_else(|| anyhow!("{} has no legal move", self.roles[role]))?;
         Ok(Choice { mv: self.m().move_kif(mv), value: None, visits: 0 })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Brain, MachineBrain, Strategy};
+    use propel_runtime::mcts::{Config, Mode};
+    use propel_runtime::Prover;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    /// x to move wins with (1 3). With terminal children made at
+    /// expansion the root is solved before any visit reaches the winning
+    /// move: the player must still play it (it played a random move).
+    #[test]
+    fn a_solved_root_plays_its_win_though_the_move_has_no_visits() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../games/tictactoe.kif");
+        let game = Arc::new(propel_compiler::load_file(&path).unwrap());
+        let cfg = Config { threads: 1, mode: Mode::Pipeline, expand_terminal: true, seed: 3, ..Config::default() };
+        for seed in 0..8 {
+            let mut b =
+                MachineBrain::new("prover", Prover::new(game.clone()).unwrap(), &Strategy::Mcts(cfg.clone()), seed)
+                    .unwrap();
+            for joint in
+                [["(mark 1 1)", "noop"], ["noop", "(mark 2 1)"], ["(mark 1 2)", "noop"], ["noop", "(mark 2 2)"]]
+            {
+                b.advance(&joint.map(String::from)).unwrap();
+            }
+            b.think(Instant::now() + Duration::from_millis(50), &|| false).unwrap();
+            assert!(b.solved());
+            let c = b.choose(0).unwrap();
+            assert_eq!(c.mv, "(mark 1 3)", "seed {seed}: {c:?}");
+            assert_eq!(c.value, Some(100.0));
+        }
     }
 }

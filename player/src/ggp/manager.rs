@@ -104,6 +104,10 @@ fn now_ms() -> u64 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
+/// Seconds a match waits for a player whose connection is refused before
+/// it sends `start` ([`wait_until_up`]).
+const WAIT_FOR_PLAYERS: f64 = 30.0;
+
 /// One answer from a player: the body, or why there is none; and the time.
 struct Answer {
     body: Result<String, String>,
@@ -148,27 +152,29 @@ fn post(url: &str, body: &str, timeout: f64) -> Answer {
     Answer { body, ms, refused: false }
 }
 
-/// [`post`] for a `start`: a refused connection is tried again every
-/// 250 ms while the start clock lasts, since a player may be restarting
-/// between matches (Sancho's runner exits after each one).
-fn post_start(url: &str, body: &str, timeout: f64) -> Answer {
+/// Asks `url` for `(info)` every 250 ms while its connection is refused,
+/// for at most `limit` seconds: whether it came up. A player may be
+/// restarting between matches (Sancho's runner exits after each one), and
+/// a `start` it misses, or gets late, costs it its start clock; ggp.org's
+/// Tiltyard likewise asks players for `info` before a match.
+fn wait_until_up(url: &str, limit: f64) -> bool {
     let t = Instant::now();
     loop {
-        let left = timeout - t.elapsed().as_secs_f64();
-        let a = post(url, body, left);
-        if !a.refused || left < 0.5 {
-            return Answer { ms: t.elapsed().as_millis() as u64, ..a };
+        if !post(url, "(info)", 2.0).refused {
+            return true;
+        }
+        if t.elapsed().as_secs_f64() > limit {
+            return false;
         }
         std::thread::sleep(Duration::from_millis(250));
     }
 }
 
-/// One message per seat (`bodies[i]` to `seats[i]`), all at once, each
-/// sent by `send` ([`post`] or [`post_start`]).
-fn post_each(seats: &[Seat], bodies: &[String], timeout: f64, send: fn(&str, &str, f64) -> Answer) -> Vec<Answer> {
+/// One message per seat (`bodies[i]` to `seats[i]`), all at once.
+fn post_each(seats: &[Seat], bodies: &[String], timeout: f64) -> Vec<Answer> {
     std::thread::scope(|s| {
         let hs: Vec<_> =
-            seats.iter().zip(bodies).map(|(seat, body)| s.spawn(move || send(&seat.url, body, timeout))).collect();
+            seats.iter().zip(bodies).map(|(seat, body)| s.spawn(move || post(&seat.url, body, timeout))).collect();
         hs.into_iter()
             .map(|h| h.join().unwrap_or(Answer { body: Err("request thread failed".into()), ms: 0, refused: false }))
             .collect()
@@ -177,7 +183,7 @@ fn post_each(seats: &[Seat], bodies: &[String], timeout: f64, send: fn(&str, &st
 
 /// The same message to every seat at once.
 fn post_all(seats: &[Seat], body: &str, timeout: f64) -> Vec<Answer> {
-    post_each(seats, &vec![body.to_string(); seats.len()], timeout, post)
+    post_each(seats, &vec![body.to_string(); seats.len()], timeout)
 }
 
 /// Asks a player its name (`info`); `None` when it does not say.
@@ -219,6 +225,15 @@ pub fn run_match(
             m.insert(format!("{id} {role}"), mix(seed, i as u64 + 1));
         }
     }
+    std::thread::scope(|s| {
+        for seat in seats {
+            s.spawn(move || {
+                if !wait_until_up(&seat.url, WAIT_FOR_PLAYERS) {
+                    warn!("{}: nothing listens at {}", seat.label, seat.url);
+                }
+            });
+        }
+    });
     let mut start_errors = Vec::new();
     let rules_text = rules.forms.join(" ");
     if let Some(p) = clocks.preview {
@@ -234,7 +249,7 @@ pub fn run_match(
         .iter()
         .map(|role| format!("(start {id} {role} ({rules_text}) {} {})", clocks.start, clocks.play))
         .collect();
-    let answers = post_each(seats, &starts, clocks.start + clocks.grace, post_start);
+    let answers = post_each(seats, &starts, clocks.start + clocks.grace);
     for (i, a) in answers.iter().enumerate() {
         let e = match &a.body {
             Ok(b) if b.trim().eq_ignore_ascii_case("ready") => String::new(),
@@ -398,15 +413,15 @@ pub fn pairings(players: usize, roles: usize, round_robin: bool) -> Result<Vec<V
 
 #[cfg(test)]
 mod tests {
-    use super::{game_title, pairings, post, post_start};
+    use super::{game_title, pairings, post, wait_until_up};
     use std::io::{Read, Write};
     use std::net::TcpListener;
-    use std::time::Duration;
+    use std::time::{Duration, Instant};
 
-    /// A player that comes up 600 ms late gets its `start` all the same;
-    /// a plain message to it before then is refused at once.
+    /// A player that comes up 600 ms late is waited for; a message to it
+    /// before then is refused at once.
     #[test]
-    fn a_start_waits_for_a_player_that_is_not_up_yet() {
+    fn a_match_waits_for_a_player_that_is_not_up_yet() {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let url = format!("http://127.0.0.1:{port}/");
         let a = post(&url, "(info)", 2.0);
@@ -418,17 +433,21 @@ mod tests {
             let mut buf = [0u8; 4096];
             let mut got = Vec::new();
             // The request's headers and its short body.
-            while !String::from_utf8_lossy(&got).contains("(start") {
+            while !String::from_utf8_lossy(&got).contains("(info)") {
                 let n = c.read(&mut buf).unwrap();
                 assert!(n > 0, "the request ended early");
                 got.extend_from_slice(&buf[..n]);
             }
-            c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nready").unwrap();
+            c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\n((name x))").unwrap();
         });
-        let a = post_start(&url, "(start m r (rules) 5 1)", 5.0);
-        assert_eq!(a.body.as_deref(), Ok("ready"));
-        assert!(a.ms >= 500, "{} ms", a.ms);
+        let t = Instant::now();
+        assert!(wait_until_up(&url, 5.0));
+        assert!(t.elapsed() >= Duration::from_millis(500), "{:?}", t.elapsed());
         server.join().unwrap();
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let t = Instant::now();
+        assert!(!wait_until_up(&format!("http://127.0.0.1:{port}/"), 0.3));
+        assert!(t.elapsed() < Duration::from_secs(2));
     }
 
     #[test]
