@@ -156,6 +156,21 @@ pub struct SearchReport {
     pub best_move: Option<String>,
     pub value: Option<f64>,
     pub visits: Option<u32>,
+    /// With `--moves N`: the role's N most visited moves at the root.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub root_moves: Vec<RootMove>,
+}
+
+/// One move at the search's root: visits and mean value (0..100) summed
+/// over the search's graphs, and whether it is a proven loss.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RootMove {
+    #[serde(rename = "move")]
+    pub mv: String,
+    pub visits: u32,
+    pub value: f64,
+    #[serde(default)]
+    pub lost: bool,
 }
 
 /// The build plan as `--json` and the player's logs write it
@@ -308,10 +323,19 @@ mod tests {
             best_move: Some("(mark 1 1)".into()),
             value: Some(50.0),
             visits: Some(3),
+            root_moves: Vec::new(),
         };
         round_trip(
             &s,
             r#"{"game":"g.kif","machine":"propnet","machine_chosen":"propnet","machine_reason":"","lanes":false,"rollout_policy":"uniform","expand_after":1,"mode":"pipeline","threads":2,"seconds":1.0,"iterations":5,"iterations_per_s":5.0,"rollouts":5,"rollouts_per_s":5.0,"nodes":6,"pool":100,"search_busy":0.5,"rollout_idle":0.25,"rollouts_per_request":1,"role":"x","move":"(mark 1 1)","value":50.0,"visits":3}"#,
+        );
+        let s = SearchReport {
+            root_moves: vec![RootMove { mv: "(mark 1 1)".into(), visits: 3, value: 50.0, lost: false }],
+            ..s
+        };
+        round_trip(
+            &s,
+            r#"{"game":"g.kif","machine":"propnet","machine_chosen":"propnet","machine_reason":"","lanes":false,"rollout_policy":"uniform","expand_after":1,"mode":"pipeline","threads":2,"seconds":1.0,"iterations":5,"iterations_per_s":5.0,"rollouts":5,"rollouts_per_s":5.0,"nodes":6,"pool":100,"search_busy":0.5,"rollout_idle":0.25,"rollouts_per_request":1,"role":"x","move":"(mark 1 1)","value":50.0,"visits":3,"root_moves":[{"move":"(mark 1 1)","visits":3,"value":50.0,"lost":false}]}"#,
         );
     }
 }

@@ -10,6 +10,7 @@ use crate::position::PositionArgs;
 use anyhow::Result;
 use propel_runtime::analysis::Analysis;
 use propel_runtime::build::prepare;
+use propel_runtime::formats::RootMove;
 use propel_runtime::mcts::{Config, Mode, Search, Stats};
 use propel_runtime::simulate::Simulator;
 use std::path::PathBuf;
@@ -97,6 +98,10 @@ pub struct Args {
     /// --search`, KEY=VALUE,...; docs/mcts.md).
     #[arg(long, default_value = "", requires = "analyse")]
     search: propel_runtime::mcts::Tuning,
+    /// Also list the reported role's N most visited moves at the root,
+    /// with their visits and mean values (0: none).
+    #[arg(long, default_value_t = 0, value_parser = opts::count(0, 65_535), allow_hyphen_values = true)]
+    moves: usize,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -119,6 +124,38 @@ struct Outcome {
     mode: Mode,
     role: String,
     best: Option<(String, f64, u32)>,
+    root_moves: Vec<RootMove>,
+}
+
+/// The `n` most visited root moves of `role`, summed over the search's
+/// graphs (root parallelisation keeps one per thread).
+fn root_moves<M: Simulator>(search: &mut Search<M>, role: usize, n: usize) -> Vec<RootMove>
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    let mut stats = search.graphs().filter_map(|g| g.root_stats(role));
+    let Some(mut t) = stats.next() else { return Vec::new() };
+    for o in stats.filter(|o| o.moves == t.moves) {
+        for i in 0..t.moves.len() {
+            t.visits[i] += o.visits[i];
+            t.sums[i] += o.sums[i];
+            t.lost[i] |= o.lost[i];
+        }
+    }
+    let mut order: Vec<usize> = (0..t.moves.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(t.visits[i]));
+    order.truncate(n);
+    let m = search.machine();
+    order
+        .into_iter()
+        .map(|i| RootMove {
+            mv: m.move_kif(t.moves[i]),
+            visits: t.visits[i],
+            value: if t.visits[i] > 0 { 100.0 * t.sums[i] / t.visits[i] as f64 } else { 0.0 },
+            lost: t.lost[i],
+        })
+        .collect()
 }
 
 fn go<M: Simulator>(m: M, chosen: Chosen, a: &Args, analysis: Option<&Analysis>) -> Result<Outcome>
@@ -176,8 +213,10 @@ where
         None => search.graph.chooser(),
     };
     let best = search.best(role).map(|(mv, v, n)| (search.machine().move_kif(mv), v * 100.0, n));
+    let root_moves = root_moves(&mut search, role, a.moves);
     let (machine, lanes, policy) = (search.machine().kind(), search.lane_parallel(), search.rollout_policy());
-    Ok(Outcome { stats, chosen, machine, lanes, policy, mode: search.mode(), role: roles[role].clone(), best })
+    let role = roles[role].clone();
+    Ok(Outcome { stats, chosen, machine, lanes, policy, mode: search.mode(), role, best, root_moves })
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -222,6 +261,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 best_move: out.best.as_ref().map(|b| b.0.clone()),
                 value: out.best.as_ref().map(|b| b.1),
                 visits: out.best.as_ref().map(|b| b.2),
+                root_moves: out.root_moves.clone(),
             })
         );
     } else {
@@ -237,6 +277,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         match &out.best {
             Some((mv, v, n)) => println!("best move of {}: {mv} (value {v:.1}, {n} visits)", out.role),
             None => println!("no move (the state is terminal)"),
+        }
+        for r in &out.root_moves {
+            let lost = if r.lost { " (proven loss)" } else { "" };
+            println!("  {:<28} {:>9} visits  value {:5.1}{lost}", r.mv, r.visits, r.value);
         }
     }
     Ok(ExitCode::SUCCESS)

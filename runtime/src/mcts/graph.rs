@@ -115,6 +115,9 @@ pub(crate) struct Node<S, Mv> {
     /// to `visits + prior`, which UCB needs at every node it passes.
     prior: u32,
     touched: u64,
+    /// The node's visits when its value was last normalised
+    /// ([`Graph::set_normalize`]).
+    normalized_at: u32,
     /// Implicit minimax: role 0's share of the material here, backed up
     /// by minimax from the children in the graph (±3 for a known win or
     /// loss); NaN where not evaluated.
@@ -150,6 +153,7 @@ impl<S, Mv> Node<S, Mv> {
             visits: 0,
             prior: 0,
             touched: 0,
+            normalized_at: 0,
             share: f32::NAN,
         }
     }
@@ -382,6 +386,13 @@ where
     expand_after: u32,
     /// RAVE's bias `b` (0: off): see [`Graph::set_rave`].
     rave: f64,
+    /// Periodic value normalisation ([`Graph::set_normalize`]).
+    normalize: bool,
+    /// Every terminal state met so far has goals that add up to the
+    /// maximum (two roles): one role's value is the other's complement.
+    fixed_sum: bool,
+    /// Normalisations made (for tests and reports).
+    normalized: u64,
     /// Moves played below the node being backed up (reused).
     amaf_seen: Vec<u64>,
 }
@@ -416,6 +427,9 @@ where
             winning: None,
             expand_after: 1,
             rave: 0.0,
+            normalize: false,
+            fixed_sum: true,
+            normalized: 0,
             amaf_seen: Vec::new(),
         };
         g.root = g.node_for(m, root)?;
@@ -1160,6 +1174,9 @@ where
     /// Adds a rollout's `value` (per role, 0..1) to every move on `path`;
     /// steps whose node was recycled since are skipped.
     pub fn backprop(&mut self, path: &[Step], value: &[f64]) {
+        if self.roles == 2 && value.len() == 2 && (value[0] + value[1] - 1.0).abs() > 1e-6 {
+            self.fixed_sum = false;
+        }
         for s in path {
             let Some(n) = self.get_mut(s.node) else { continue };
             n.each_role_choice(&s.moves, |role, e| {
@@ -1177,6 +1194,79 @@ where
         if self.minimax_on() {
             for s in path.iter().rev() {
                 self.back_up_share(s.node);
+            }
+        }
+        if self.normalize && self.roles == 2 && self.fixed_sum {
+            for w in path.windows(2).rev() {
+                self.normalize_edge(&w[0], w[1].node);
+            }
+        }
+    }
+
+    /// Periodic value normalisation (Sancho's "node score normalisation"):
+    /// every 100 visits of a node with at least 500, the value its parent's
+    /// move holds is recomputed from the node's moves, each weighted by the
+    /// visits UCB would give it if the moves' current means never changed
+    /// (the best move keeps its visits; a move whose mean fell since its
+    /// visits were spent counts for less). A mean over every visit keeps
+    /// the weight of moves tried while they looked good; this follows the
+    /// best move sooner, as minimax would. Two roles whose goals add up
+    /// to the maximum only: the parent's chooser values the node as the
+    /// node's chooser's complement (or as it, when both are one role).
+    pub fn set_normalize(&mut self, on: bool) {
+        self.normalize = on;
+    }
+
+    /// How many times a value was normalised ([`Graph::set_normalize`]).
+    pub fn normalizations(&self) -> u64 {
+        self.normalized
+    }
+
+    /// [`Graph::set_normalize`]: renormalises `child`'s value held by the
+    /// move of `step`'s chooser that leads to it, when it is due.
+    fn normalize_edge(&mut self, step: &Step, child: NodeRef) {
+        const WARMUP: u32 = 500;
+        const PERIOD: u32 = 100;
+        const MIN_VISITS: u32 = 20;
+        let Some(x) = self.get(child) else { return };
+        if x.solved || x.visits < WARMUP || x.visits < x.normalized_at + PERIOD {
+            return;
+        }
+        let Some(c) = x.single.map(usize::from).filter(|&c| x.moves(c) > 1) else { return };
+        let edges = x.role(c);
+        let mean = |e: &Edge<M::Move>| e.sum / e.backed as f64;
+        let Some(pivot) =
+            edges.iter().filter(|e| !e.lost && e.backed >= MIN_VISITS).max_by(|a, b| mean(a).total_cmp(&mean(b)))
+        else {
+            return;
+        };
+        let ln_n = ln(x.visits as f64);
+        let top = mean(pivot) + self.exploration * (ln_n / pivot.backed as f64).sqrt();
+        let (mut total, mut weight) = (0.0, 0.0);
+        for e in edges.iter().filter(|e| !e.lost && e.backed > 0) {
+            let m = mean(e);
+            let gap = top - m;
+            let w = if e.backed >= MIN_VISITS && gap > 1e-9 {
+                self.exploration * self.exploration * ln_n / (gap * gap)
+            } else {
+                e.backed as f64
+            };
+            total += w * m;
+            weight += w;
+        }
+        if weight <= 0.0 {
+            return;
+        }
+        let value = total / weight;
+        let xi = child.idx as usize;
+        self.nodes[xi].normalized_at = self.nodes[xi].visits;
+        let Some(parent) = self.get_mut(step.node) else { return };
+        let Some(p) = parent.single.map(usize::from) else { return };
+        let v = if p == c { value } else { 1.0 - value };
+        if let Some(e) = step.moves.get(p).and_then(|&mv| parent.edge_mut(p, mv as usize)) {
+            if e.backed > 0 {
+                e.sum = v * e.backed as f64;
+                self.normalized += 1;
             }
         }
     }

@@ -130,6 +130,9 @@ pub struct Config {
     /// moves they play and UCB blends in their all-moves-as-first values
     /// ([`Graph::set_rave`]).
     pub rave: f64,
+    /// Periodic value normalisation where two roles' goals add up to the
+    /// maximum ([`Graph::set_normalize`]).
+    pub normalize: bool,
 }
 
 impl Default for Config {
@@ -157,6 +160,7 @@ impl Default for Config {
             expand_terminal: false,
             expand_after: EXPAND_AFTER,
             rave: 0.0,
+            normalize: false,
         }
     }
 }
@@ -326,6 +330,7 @@ where
         graph.set_winning(config.win_first.clone());
         graph.set_expand_after(config.expand_after);
         graph.set_rave(config.rave);
+        graph.set_normalize(config.normalize);
         let seeds = Rng::new(config.seed ^ 0x5eed);
         let per_request = if config.batch { machine.preferred_batch() } else { 1 };
         let runner = if config.lanes { lane_runner(&machine, &config) } else { None };

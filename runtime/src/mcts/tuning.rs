@@ -78,6 +78,9 @@ pub struct Tuning {
     /// `rave=B`: RAVE with bias B over lane rollouts ([`Config::rave`];
     /// 0: off).
     pub rave: f64,
+    /// `normalize=auto|on|off`: periodic value normalisation
+    /// ([`Config::normalize`]). auto: off.
+    pub normalize: Switch,
 }
 
 impl Default for Tuning {
@@ -95,6 +98,7 @@ impl Default for Tuning {
             exploration: None,
             cutoff: 0,
             rave: 0.0,
+            normalize: Switch::Auto,
         }
     }
 }
@@ -130,12 +134,13 @@ impl std::str::FromStr for Tuning {
                 "minimax" => t.minimax = within(v, 0.0..=1.0, "a weight from 0 to 1").map_err(bad)?,
                 "cutoff" => t.cutoff = within(v, 0..=10_000, "a count of steps from 0 (off) to 10000").map_err(bad)?,
                 "rave" => t.rave = within(v, 0.0..=1.0, "a bias from 0 (off) to 1").map_err(bad)?,
+                "normalize" => t.normalize = Switch::parse(v).map_err(bad)?,
                 "exploration" => {
                     t.exploration = Some(within(v, 0.0..=10.0, "a constant from 0 to 10").map_err(bad)?)
                 }
                 _ => {
                     return Err(format!(
-                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave)"
+                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave, normalize)"
                     ))
                 }
             }
@@ -183,6 +188,7 @@ impl Tuning {
         c.cutoff = if c.material.is_some() { self.cutoff } else { 0 };
         c.mast = self.mast;
         c.rave = self.rave;
+        c.normalize = self.normalize.or(false);
         if factored {
             c.factors = a.factors.iter().map(|f| f.moves.clone()).collect();
         }
@@ -204,6 +210,8 @@ mod tests {
         assert_eq!("expand-after=3".parse::<Tuning>().unwrap().expand_after, 3);
         assert_eq!("exploration=0.4".parse::<Tuning>().unwrap().exploration, Some(0.4));
         assert_eq!("rave=0.05".parse::<Tuning>().unwrap().rave, 0.05);
+        assert_eq!("normalize=on".parse::<Tuning>().unwrap().normalize, Switch::On);
+        assert!("normalize=maybe".parse::<Tuning>().is_err());
         assert!("rave=2".parse::<Tuning>().is_err());
         assert!("rave=-1".parse::<Tuning>().is_err());
         assert_eq!("".parse::<Tuning>().unwrap(), Tuning::default());
