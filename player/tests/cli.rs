@@ -261,6 +261,29 @@ fn search_with_the_analysis_searches_as_the_player() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
+/// `search --moves N`: the root's N most visited moves, most visited
+/// first, their visits adding up to at most the root's, values in 0..100;
+/// the best move is the first. Without it the JSON has no `root_moves`.
+#[test]
+fn search_lists_the_roots_moves() {
+    let run = |extra: &[&str]| -> Value {
+        let mut args = vec!["search", "games/connect4.kif", "--seconds", "0.3", "--json"];
+        args.extend_from_slice(extra);
+        let o = propel(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str(stdout(&o).trim()).unwrap()
+    };
+    let v = run(&["--moves", "3"]);
+    let moves = v["root_moves"].as_array().unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(moves.len(), 3, "{v}");
+    let visits: Vec<u64> = moves.iter().map(|m| m["visits"].as_u64().unwrap()).collect();
+    assert!(visits.windows(2).all(|w| w[0] >= w[1]), "{v}");
+    assert!(visits.iter().sum::<u64>() <= v["iterations"].as_u64().unwrap() + 100, "{v}");
+    assert!(moves.iter().all(|m| (0.0..=100.0).contains(&m["value"].as_f64().unwrap())), "{v}");
+    assert_eq!(moves[0]["move"], v["move"], "{v}");
+    assert!(run(&[]).get("root_moves").is_none());
+}
+
 #[test]
 fn playouts_warn_once_about_undefined_goals() {
     let g = temp_file("nogoal.kif", "(role a) (init s) (legal a go) (<= terminal (true s)) (<= (goal a 50) (true z))");

@@ -127,22 +127,13 @@ struct Outcome {
     root_moves: Vec<RootMove>,
 }
 
-/// The `n` most visited root moves of `role`, summed over the search's
-/// graphs (root parallelisation keeps one per thread).
+/// The `n` most visited root moves of `role`.
 fn root_moves<M: Simulator>(search: &mut Search<M>, role: usize, n: usize) -> Vec<RootMove>
 where
     M::State: Send + Sync,
     M::Move: Send + Sync,
 {
-    let mut stats = search.graphs().filter_map(|g| g.root_stats(role));
-    let Some(mut t) = stats.next() else { return Vec::new() };
-    for o in stats.filter(|o| o.moves == t.moves) {
-        for i in 0..t.moves.len() {
-            t.visits[i] += o.visits[i];
-            t.sums[i] += o.sums[i];
-            t.lost[i] |= o.lost[i];
-        }
-    }
+    let Some(t) = search.root_stats(role) else { return Vec::new() };
     let mut order: Vec<usize> = (0..t.moves.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(t.visits[i]));
     order.truncate(n);

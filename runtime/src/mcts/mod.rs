@@ -866,6 +866,15 @@ where
         if let Some(p) = self.peers.iter().find(|p| p.graph.is_root_solved()) {
             return p.graph.best(role);
         }
+        let t = self.root_stats(role)?;
+        let i = graph::move_to_play(t.moves.len(), |i| t.visits[i], |i| t.lost[i])?;
+        let mean = if t.visits[i] > 0 { t.sums[i] / t.visits[i] as f64 } else { 0.0 };
+        Some((t.moves[i], mean, t.visits[i]))
+    }
+
+    /// `role`'s move statistics at the root, summed over this search's
+    /// graphs (root parallelisation keeps one per thread).
+    pub fn root_stats(&self, role: usize) -> Option<graph::RootStats<M::Move>> {
         let mut t = self.graph.root_stats(role)?;
         for p in &self.peers {
             if let Some(o) = p.graph.root_stats(role).filter(|o| o.moves == t.moves) {
@@ -877,9 +886,7 @@ where
                 }
             }
         }
-        let i = graph::move_to_play(t.moves.len(), |i| t.visits[i], |i| t.lost[i])?;
-        let mean = if t.visits[i] > 0 { t.sums[i] / t.visits[i] as f64 } else { 0.0 };
-        Some((t.moves[i], mean, t.visits[i]))
+        Some(t)
     }
 
     /// The graphs of this search and its peers (root parallelisation).
