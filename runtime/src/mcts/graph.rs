@@ -251,6 +251,7 @@ impl<S, Mv> Node<S, Mv> {
         self.visits = 0;
         self.prior = 0;
         self.touched = touched;
+        self.normalized_at = 0;
         self.share = f32::NAN;
     }
 
