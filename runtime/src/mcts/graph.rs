@@ -392,7 +392,7 @@ where
     /// Every terminal state met so far has goals that add up to the
     /// maximum (two roles): one role's value is the other's complement.
     fixed_sum: bool,
-    /// Normalisations made (for tests and reports).
+    /// Normalisations made (read by the tests).
     normalized: u64,
     /// Moves played below the node being backed up (reused).
     amaf_seen: Vec<u64>,
