@@ -23,6 +23,7 @@ pub mod fixed;
 mod game;
 mod graph;
 pub mod ground;
+pub mod lookup;
 pub mod lower;
 pub mod magic;
 mod names;

@@ -4,6 +4,7 @@
 use crate::deadline::Deadline;
 use crate::game::Game;
 use crate::ground::{ground, GroundError, GroundLimits};
+use crate::lookup::Lookups;
 use crate::propnet::{from_ground_until, passes, Propnet, PropnetError};
 use std::sync::Arc;
 use std::time::Instant;
@@ -49,6 +50,10 @@ pub struct Compiled {
     /// Whether `net` was built from the rules rewritten by variable
     /// elimination (kept at a quarter of the edges or less).
     pub eliminated: bool,
+    /// The outputs `net` leaves to lookups on the rules (none unless
+    /// [`compile_or_lookup`] needed them): its goal or terminal logic is
+    /// then missing, and a machine must answer them otherwise.
+    pub lookups: Lookups,
 }
 
 /// The eliminated network of a game whose interpreter keeps the rules as
@@ -302,6 +307,51 @@ pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass])
     Ok(kept_eliminated(eliminated?, written))
 }
 
+/// As [`compile`]; where grounding gives up in a relation that only the
+/// goal or terminal logic reads, the game is built again without those
+/// outputs ([`crate::lookup`]), with the time left, and the result says
+/// which it lacks ([`Compiled::lookups`]). A second failure in another
+/// such relation widens the set once more; any other failure, or one in
+/// what `legal` and `next` read, is the first build's error.
+pub fn compile_or_lookup(
+    game: &Arc<Game>,
+    limits: &GroundLimits,
+    passes: &[passes::Pass],
+) -> Result<Compiled, CompileError> {
+    let start = Instant::now();
+    let first = match compile(game, limits, passes) {
+        Err(CompileError::Ground(e)) => e,
+        other => return other,
+    };
+    let mut lookups = Lookups::default();
+    let mut error = first.clone();
+    // Two rounds at most: goal, then terminal (or the other way round).
+    for _ in 0..2 {
+        let Some(more) = crate::lookup::for_failure(game, &error) else { break };
+        let wider = lookups.union(more);
+        if wider == lookups {
+            break;
+        }
+        lookups = wider;
+        let left = limits.time.saturating_sub(start.elapsed());
+        let Some(reduced) = crate::lookup::without(game, lookups).filter(|_| !left.is_zero()) else { break };
+        tracing::debug!(lookups = lookups.describe(), error = %error, "building again with outputs left to lookups");
+        let limits = GroundLimits { time: left, ..limits.clone() };
+        match compile(&Arc::new(reduced), &limits, passes) {
+            Ok(mut c) => {
+                c.lookups = lookups;
+                return Ok(c);
+            }
+            Err(CompileError::Ground(e)) => error = e,
+            Err(e) => {
+                tracing::debug!(error = %e, "the build with lookups failed");
+                break;
+            }
+        }
+    }
+    Err(first.into())
+}
+
 /// `c`, the eliminated network, marked as kept, its report after what the
 /// rules as written did (`written`).
 fn kept_eliminated(mut c: Compiled, written: Vec<StageReport>) -> Compiled {
@@ -334,7 +384,7 @@ fn build(
     if let Some(g) = &mut goal_net {
         g.canonical_order();
     }
-    Ok(Compiled { net, goal_net, report, demand, native: None, eliminated: false })
+    Ok(Compiled { net, goal_net, report, demand, native: None, eliminated: false, lookups: Lookups::default() })
 }
 
 /// `eliminated` as the native network of `plain`, when it is small enough

@@ -148,7 +148,12 @@ impl BuildArgs {
 
     /// Everything a build takes from these options.
     pub fn build_options(&self) -> Result<BuildOptions> {
-        Ok(BuildOptions { limits: self.limits(), passes: self.passes(), codegen: self.codegen.options()? })
+        Ok(BuildOptions {
+            limits: self.limits(),
+            passes: self.passes(),
+            codegen: self.codegen.options()?,
+            lookups: false,
+        })
     }
 
     /// Reads and validates a game, refusing files over `--max-file-mb`.
@@ -261,6 +266,9 @@ impl Chosen {
 pub enum AutoMachine {
     Hybrid(propel_runtime::Hybrid),
     Propnet(propel_runtime::PropnetMachine),
+    /// The propnet, with the goal or terminal logic it was built without
+    /// answered by the rules.
+    Lookups(propel_runtime::lookup::LookupMachine<propel_runtime::PropnetMachine>),
     Prover(propel_runtime::Prover),
 }
 
@@ -268,9 +276,11 @@ impl BuildArgs {
     /// `--machine auto`: the interpreted propnet (the fastest machine for
     /// one state at a time), with the JIT's bit-parallel lanes beside it
     /// when `rollouts` (searches and playouts: the hybrid machine); the
-    /// prover where the game builds no propnet. Says what it chose and why.
+    /// prover where the game builds no propnet. A game whose goal or
+    /// terminal logic is over the budget gets the propnet with those
+    /// outputs answered by the rules. Says what it chose and why.
     pub fn build_auto(&self, game: &Arc<Game>, rollouts: bool) -> Result<(AutoMachine, Chosen)> {
-        let opts = self.build_options()?;
+        let opts = BuildOptions { lookups: true, ..self.build_options()? };
         let chosen = |name, why: String| Chosen { name, why };
         let p = match propel_runtime::build::prepare(game, &opts) {
             Ok(p) => p,
@@ -279,6 +289,15 @@ impl BuildArgs {
                 return Ok((AutoMachine::Prover(propel_runtime::Prover::new(game.clone())?), c));
             }
         };
+        let lookups = p.lookups();
+        if lookups.any() {
+            let why = format!(
+                "the network has no {} logic (over the grounding budget): the rules answer it",
+                lookups.describe()
+            );
+            let m = p.lookup_machine(propel_runtime::Prover::new(game.clone())?)?;
+            return Ok((AutoMachine::Lookups(m), chosen("propnet+lookups", why)));
+        }
         if rollouts {
             let why = match p.jit(&game.name) {
                 Ok((native, _)) if native.has_lanes() => {
@@ -371,6 +390,11 @@ macro_rules! with_machine {
                     $body
                 }
                 ($crate::machines::AutoMachine::Propnet(m), $c) => {
+                    #[allow(unused_mut)]
+                    let mut $m = m;
+                    $body
+                }
+                ($crate::machines::AutoMachine::Lookups(m), $c) => {
                     #[allow(unused_mut)]
                     let mut $m = m;
                     $body

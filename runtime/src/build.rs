@@ -1,13 +1,16 @@
 //! Building propnet machines from games: the compile pipeline, then (when
 //! the `split` pass is asked for) the split network.
 
-use crate::machine::StateMachine;
+use crate::lookup::LookupMachine;
+use crate::machine::{MachineError, StateMachine};
 use crate::propnet::NetState;
 use crate::propnet::{PropnetMachine, Topology};
+use crate::prover::Prover;
 use crate::rng::Rng;
 use propel_compiler::ground::GroundLimits;
+use propel_compiler::lookup::Lookups;
 use propel_compiler::lower::CodegenOptions;
-use propel_compiler::pipeline::{compile, CompileError, Compiled, StageReport};
+use propel_compiler::pipeline::{compile, compile_or_lookup, CompileError, Compiled, StageReport};
 use propel_compiler::propnet::passes::{specialise, Pass};
 use propel_compiler::propnet::Propnet;
 use propel_compiler::Game;
@@ -22,6 +25,11 @@ pub struct BuildOptions {
     pub limits: GroundLimits,
     pub passes: Vec<Pass>,
     pub codegen: CodegenOptions,
+    /// Whether a game whose goal or terminal logic is over the grounding
+    /// budget may be built without it (`propel_compiler::lookup`). Only for
+    /// callers that then play it on [`Prepared::lookup_machine`]: the
+    /// network alone cannot answer those outputs.
+    pub lookups: bool,
 }
 
 impl Default for BuildOptions {
@@ -30,6 +38,7 @@ impl Default for BuildOptions {
             limits: GroundLimits::default(),
             passes: Pass::DEFAULT.to_vec(),
             codegen: CodegenOptions::default(),
+            lookups: false,
         }
     }
 }
@@ -241,20 +250,43 @@ pub struct Prepared {
 
 /// Grounds, compiles and optimises `game`, and decides the split network.
 pub fn prepare(game: &Arc<Game>, opts: &BuildOptions) -> Result<Prepared, CompileError> {
-    let c = compile(game, &opts.limits, &opts.passes)?;
+    let c = match opts.lookups {
+        true => compile_or_lookup(game, &opts.limits, &opts.passes)?,
+        false => compile(game, &opts.limits, &opts.passes)?,
+    };
     let single = PropnetMachine::new(Arc::new(Topology::new(&c.net, c.goal_net.clone())));
     // A build stopped from outside (a match's abort or start clock) skips
     // the split's sample playouts: the network works without it.
     // Relaxed: the flag publishes no data.
     let cancelled = opts.limits.cancel.as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed));
-    let split =
-        if opts.passes.contains(&Pass::Split) && !cancelled { try_split(&c, &single, SAMPLE_BOUND) } else { None };
+    // Without its terminal logic the network's sample playouts would not
+    // end: no split.
+    let split = if opts.passes.contains(&Pass::Split) && !cancelled && !c.lookups.any() {
+        try_split(&c, &single, SAMPLE_BOUND)
+    } else {
+        None
+    };
     Ok(Prepared { compiled: c, codegen: opts.codegen.clone(), split, single, lane_net: Default::default() })
 }
 
 impl Prepared {
     fn kept_split(&self) -> Option<&Split> {
         self.split.as_ref().filter(|s| s.report.kept)
+    }
+
+    /// The outputs the network leaves to lookups on the rules (only with
+    /// [`BuildOptions::lookups`]); when any, play it on
+    /// [`Prepared::lookup_machine`].
+    pub fn lookups(&self) -> Lookups {
+        self.compiled.lookups
+    }
+
+    /// The interpreted machine with the lookups answered by `prover`, a
+    /// prover of the whole game (not of the rules the network was built
+    /// from).
+    pub fn lookup_machine(&self, prover: Prover) -> Result<LookupMachine<PropnetMachine>, MachineError> {
+        let names: Vec<String> = self.compiled.net.bases.iter().map(|b| b.name.clone()).collect();
+        LookupMachine::new(self.propnet(), prover, &names, self.lookups())
     }
 
     /// The interpreted machine.

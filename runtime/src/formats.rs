@@ -188,6 +188,10 @@ pub struct PlanJson {
     /// `lane-parallel` or `one-at-a-time`.
     pub rollouts: String,
     pub codegen_threads: usize,
+    /// The outputs left to lookups on the rules: `goal`, `terminal`,
+    /// `goal and terminal`, or empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub lookups: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -273,14 +277,19 @@ mod tests {
             lanes: true,
             rollouts: "lane-parallel".into(),
             codegen_threads: 2,
+            lookups: String::new(),
         };
         round_trip(
             &p,
             r#"{"rules":"aswritten","components":10,"edges":20,"split":{"base":"(control x)","work":[3.5,2.0],"interpreter":true,"native":false},"native_rules":"eliminated","native_edges":15,"lanes":true,"rollouts":"lane-parallel","codegen_threads":2}"#,
         );
         round_trip(
-            &PlanJson { split: None, ..p },
+            &PlanJson { split: None, ..p.clone() },
             r#"{"rules":"aswritten","components":10,"edges":20,"split":null,"native_rules":"eliminated","native_edges":15,"lanes":true,"rollouts":"lane-parallel","codegen_threads":2}"#,
+        );
+        round_trip(
+            &PlanJson { split: None, lanes: false, rollouts: "one-at-a-time".into(), lookups: "goal".into(), ..p },
+            r#"{"rules":"aswritten","components":10,"edges":20,"split":null,"native_rules":"eliminated","native_edges":15,"lanes":false,"rollouts":"one-at-a-time","codegen_threads":2,"lookups":"goal"}"#,
         );
     }
 

@@ -11,6 +11,7 @@ mod goals;
 pub mod heuristic;
 mod hybrid;
 pub mod lanes;
+pub mod lookup;
 mod machine;
 pub mod mcts;
 mod native;

@@ -56,12 +56,19 @@ pub struct Plan {
     pub rollouts: Rollouts,
     /// Code generation threads.
     pub codegen_threads: usize,
+    /// The outputs left to lookups on the rules (over the grounding budget
+    /// as a network; `propel_compiler::lookup`).
+    pub lookups: propel_compiler::lookup::Lookups,
 }
 
 impl Plan {
     /// The plan of a prepared build.
     pub fn of(p: &Prepared) -> Plan {
-        let lanes = propel_compiler::lower::lanes::supported(p.native_net(), p.native_goal_net());
+        let lookups = p.lookups();
+        let lanes = match lookups.any() {
+            true => Err(format!("the network has no {} logic: lookups on the rules answer it", lookups.describe())),
+            false => propel_compiler::lower::lanes::supported(p.native_net(), p.native_goal_net()),
+        };
         let counts = p.net().counts();
         Plan {
             rules: if p.eliminated() { Rules::Eliminated } else { Rules::AsWritten },
@@ -78,6 +85,7 @@ impl Plan {
             rollouts: if lanes.is_ok() { Rollouts::LaneParallel } else { Rollouts::OneAtATime },
             lanes,
             codegen_threads: p.codegen().workers(),
+            lookups,
         }
     }
 
@@ -109,6 +117,7 @@ impl Plan {
             }
             .into(),
             codegen_threads: self.codegen_threads,
+            lookups: self.lookups.describe().into(),
         }
     }
 }
@@ -146,6 +155,13 @@ impl fmt::Display for Plan {
                 f,
                 "search:    one rollout per leaf on the interpreter (no lanes); with several threads, one graph and rollout threads (the pipeline)"
             )?,
+        }
+        if self.lookups.any() {
+            writeln!(
+                f,
+                "lookups:   {} answered by the rules on the state's facts (over the grounding budget as a network)",
+                self.lookups.describe()
+            )?;
         }
         write!(f, "codegen:   {} threads", self.codegen_threads)
     }

@@ -82,6 +82,13 @@ impl ProverState {
     pub fn facts(&self) -> &[TermId] {
         &self.0
     }
+
+    /// The state whose facts are `terms` (sorted and deduplicated here).
+    pub(crate) fn from_terms(terms: &mut Vec<TermId>) -> ProverState {
+        terms.sort_unstable();
+        terms.dedup();
+        ProverState(Arc::from(terms.as_slice()))
+    }
 }
 
 #[derive(Clone)]

@@ -187,7 +187,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     if a.propnet {
         let t = std::time::Instant::now();
-        match propel_runtime::build::prepare(&game, &a.build.build_options()?) {
+        let opts = propel_runtime::build::BuildOptions { lookups: true, ..a.build.build_options()? };
+        match propel_runtime::build::prepare(&game, &opts) {
             Ok(prepared) => print_propnet(&a, &prepared)?,
             Err(e) => {
                 // A budget that ran out says nothing against the game.
@@ -273,6 +274,13 @@ fn print_propnet(a: &Args, prepared: &propel_runtime::build::Prepared) -> Result
             );
         }
         None => println!("goals:    read from the playout network"),
+    }
+    let lookups = prepared.lookups();
+    if lookups.any() {
+        println!(
+            "lookups:  the network has no {} logic (over the grounding budget): machines answer it from the rules",
+            lookups.describe()
+        );
     }
     let net = prepared.net();
     let l = net.latches();

@@ -8,8 +8,9 @@ use crate::machines::{load_aot, BuildArgs};
 use crate::opts;
 use anyhow::{Context, Result};
 use propel_compiler::propnet::Propnet;
-use propel_runtime::build::{prepare, Prepared};
+use propel_runtime::build::{prepare, BuildOptions, Prepared};
 use propel_runtime::lanes::{Lanes, Reference};
+use propel_runtime::lookup::LookupMachine;
 use propel_runtime::perft::perft;
 use propel_runtime::playout::{playout, PlayoutStats, MAX_PLAYOUT_STEPS};
 use propel_runtime::trace::{trace, TraceStep};
@@ -73,7 +74,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mut prover = Prover::new(game.clone())?;
     let t = Instant::now();
     // Grounded once: the propnet, the JIT and the library share the network.
-    let opts = a.build.build_options()?;
+    // A game whose goal or terminal logic is over the budget is compared
+    // with those outputs as lookups on the rules.
+    let opts = BuildOptions { lookups: true, ..a.build.build_options()? };
     let prepared = match prepare(&game, &opts) {
         Ok(p) => p,
         Err(e) => {
@@ -97,6 +100,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
     // The prover's answers, computed once for every machine.
     let reference = ProverAnswers::new(&mut prover, &a)?;
     let depth_done = reference.depth();
+    let lookups = prepared.lookups();
+    if lookups.any() {
+        return compare_lookups(&reference, &prepared, &prover, &game.name, &a, extra, &out);
+    }
     let mut found = disagreement(&reference, &mut prepared.propnet(), &a, "propnet")?;
     let mut machines = vec!["propnet"];
     // Networks over the native size limit run on the interpreter only: no
@@ -143,6 +150,49 @@ pub fn run(a: Args) -> Result<ExitCode> {
         _ => String::new(),
     };
     let detail = format!("{}{lanes}: perft to depth {depth_done}, {} traces{native}", machines.join(", "), a.traces);
+    out("agree", detail, extra);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The machines of a network built without its goal or terminal logic,
+/// with those answered by lookups on the rules (a clone of `prover`): the
+/// interpreter and the JIT one state at a time. The JIT's lanes and a
+/// library read the network's own outputs, so neither is made.
+fn compare_lookups(
+    reference: &ProverAnswers,
+    prepared: &Prepared,
+    prover: &Prover,
+    name: &str,
+    a: &Args,
+    mut extra: serde_json::Value,
+    out: &dyn Fn(&str, String, serde_json::Value),
+) -> Result<ExitCode> {
+    let lookups = prepared.lookups();
+    extra["lookups"] = json!(lookups.describe());
+    let mut found = disagreement(reference, &mut prepared.lookup_machine(prover.clone())?, a, "propnet")?;
+    let mut machines = vec!["propnet"];
+    if found.is_none() && a.jit && prepared.lower_machine().too_large().is_none() {
+        found = match prepared.jit(name) {
+            Ok((jit, _)) => {
+                let names: Vec<String> = prepared.net().bases.iter().map(|b| b.name.clone()).collect();
+                let mut m = LookupMachine::new(jit, prover.clone(), &names, lookups)?;
+                disagreement(reference, &mut m, a, "jit")?
+            }
+            Err(e) => Some(format!("the propnet builds but the JIT does not: {e:#}")),
+        };
+        machines.push("jit");
+    }
+    if let Some(d) = found {
+        out("DISAGREE", d, extra);
+        return Ok(ExitCode::FAILURE);
+    }
+    let detail = format!(
+        "{}, {} as lookups on the rules: perft to depth {}, {} traces",
+        machines.join(", "),
+        lookups.describe(),
+        reference.depth(),
+        a.traces
+    );
     out("agree", detail, extra);
     Ok(ExitCode::SUCCESS)
 }

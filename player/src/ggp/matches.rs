@@ -810,6 +810,38 @@ fn spawn_fallback(brain: Box<dyn Brain>, role: usize, jobs: Receiver<Job>, share
 /// each (at the initial state; the match replays the moves), within the
 /// match's budget and by the end of the start clock (the build flag,
 /// raised then, stops grounding, the analysis and code generation).
+/// Hands over a brain searching on the propnet with its lookups answered
+/// by a prover of its own (built by `deadline`). No analysis: its random
+/// games run on the network, which cannot end a game without its terminal
+/// logic, and one step at a time through the prover they would take the
+/// start clock for a handful of games.
+fn search_with_lookups(
+    prepared: &propel_runtime::build::Prepared,
+    game: &Arc<Game>,
+    strategy: &Strategy,
+    seed: u64,
+    shared: &Shared,
+    deadline: Instant,
+    out: &Sender<Built>,
+) {
+    let what = prepared.lookups().describe();
+    let stop = Deadline::at(deadline).with_cancel(Some(shared.cancel.clone()));
+    let machine = Prover::with_limits(game.clone(), shared.budget.prover_facts, stop)
+        .and_then(|p| prepared.lookup_machine(p))
+        .map_err(anyhow::Error::from);
+    let brains = machine.and_then(|m| {
+        let twin = MachineBrain::new("propnet+lookups", m.clone(), &Strategy::Legal, seed)?;
+        Ok((MachineBrain::new("propnet+lookups", m, strategy, seed)?, twin))
+    });
+    match brains {
+        Ok((b, twin)) => {
+            info!("plan: search on the propnet, {what} answered by lookups on the rules, rollouts one at a time");
+            let _ = out.send(Built::Brain(Box::new(b), Some(Box::new(twin))));
+        }
+        Err(e) => warn!("no propnet with lookups, staying on the prover: {e:#}"),
+    }
+}
+
 fn spawn_builder(
     cfg: Arc<PlayerConfig>,
     strategy: Strategy,
@@ -842,6 +874,9 @@ fn spawn_builder(
         opts.limits.time = opts.limits.time.min(deadline.saturating_duration_since(Instant::now()));
         opts.limits.cancel = Some(flag.clone());
         opts.codegen.cancel = Cancel(Some(flag.clone()));
+        // A goal or terminal test over the budget is left to lookups on
+        // the rules (`search_with_lookups`).
+        opts.lookups = true;
         let t = Instant::now();
         let prepared = match prepare(&game, &opts) {
             Ok(p) => p,
@@ -860,6 +895,12 @@ fn spawn_builder(
         let plan = propel_runtime::plan::Plan::of(&prepared);
         info!("plan: {}", plan.to_string().replace('\n', "; "));
         let _ = out.send(Built::Plan(plan.json()));
+        if prepared.lookups().any() {
+            if wants(&MachineKind::Propnet) {
+                search_with_lookups(&prepared, &game, &strategy, seed, &shared, deadline, &out);
+            }
+            return;
+        }
         // The fallback thread gets the first interpreted machine.
         let mut twin = MachineBrain::new("propnet", prepared.propnet(), &Strategy::Legal, seed)
             .ok()
