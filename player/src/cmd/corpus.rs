@@ -169,6 +169,9 @@ fn check_one(exe: &Path, file: &Path, rel: String, timeout: Duration, compare: O
                     let updates = v["updates"].as_u64().unwrap_or(0);
                     row.category.push_str(&format!(", codegen {c:.2}s {updates} updates"));
                 }
+                if let Some(l) = v["lookups"].as_str().filter(|l| !l.is_empty()) {
+                    row.category.push_str(&format!(", {LOOKUPS}{l}"));
+                }
             }
         }
         Err(_) if compare.is_some() && status.code() == Some(1) => {
@@ -182,6 +185,9 @@ fn check_one(exe: &Path, file: &Path, rel: String, timeout: Duration, compare: O
     }
     row
 }
+
+/// Marks a row whose network left outputs to lookups on the rules.
+const LOOKUPS: &str = "lookups: ";
 
 /// Files the corpus manifest marks as intentionally invalid.
 fn must_reject(dir: &Path) -> Vec<String> {
@@ -268,6 +274,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         rows.len(),
         verdicts.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ")
     );
+    let lookups = rows.iter().filter(|r| r.verdict == "agree" && r.category.contains(LOOKUPS)).count();
+    if lookups > 0 {
+        println!("of those that agree, {lookups} with goal or terminal answered by the rules (over the grounding budget as a network)");
+    }
     if !reasons.is_empty() {
         println!(
             "rejected or gave up, by reason: {}",
