@@ -619,3 +619,57 @@ fn rave_samples_every_move_played_below() {
         assert!(samples > visits * 2, "{threads} threads: {samples} samples, {visits} visits");
     }
 }
+
+/// Breakthrough's pawns as material, one point each, `weight` visits.
+fn pawns(m: &mut propel_runtime::PropnetMachine, weight: u32) -> propel_runtime::heuristic::Material {
+    let words = m.initial_state().unwrap().bits().len();
+    let mut pieces = vec![Vec::new(), Vec::new()];
+    for i in 0..words * 64 {
+        let mut bits = vec![0u64; words];
+        bits[i / 64] = 1 << (i % 64);
+        let s = m.state_from_bits(&bits).unwrap();
+        if let Some(name) = m.state_kif(&s).first() {
+            for (r, colour) in ["white)", "black)"].iter().enumerate() {
+                if name.starts_with("(cellholds") && name.ends_with(colour) {
+                    pieces[r].push((i as u32, 1.0));
+                }
+            }
+        }
+    }
+    assert_eq!((pieces[0].len(), pieces[1].len()), (64, 64));
+    propel_runtime::heuristic::Material { pieces, names: vec![Vec::new(), Vec::new()], weight }
+}
+
+#[test]
+fn local_material_seeds_only_the_moves_that_capture() {
+    let g = game("breakthrough.kif");
+    // White to move; (move 1 4 2 5) takes the black pawn, no other move takes anything.
+    let turns = [
+        ["(move 1 2 1 3)", "noop"],
+        ["noop", "(move 2 7 2 6)"],
+        ["(move 1 3 1 4)", "noop"],
+        ["noop", "(move 2 6 2 5)"],
+    ];
+    for local in [false, true] {
+        let mut m = propnet_machine(&g, propel_compiler::propnet::passes::Pass::ALL);
+        let s = play(&mut m, &turns);
+        let mut legal = Vec::new();
+        m.legal_moves(&s, 0, &mut legal).unwrap();
+        let material = Some(Arc::new(pawns(&mut m, 5)));
+        let c = Config { material, local_material: local, expand_after: 1, ..config(1, Mode::Pipeline, 100_000) };
+        let mut search = Search::new(m, s, c).unwrap();
+        search.run(Instant::now() + Duration::from_millis(500)).unwrap();
+        let stats = search.root_stats(0).unwrap();
+        assert!(stats.visits.iter().all(|&v| v > 0), "every move tried");
+        let prior = search.graph.root_prior();
+        if local {
+            // Only the capture is seeded, relative to the root, and up.
+            assert_eq!(prior, 5);
+            let i = stats.moves.iter().position(|&mv| search.machine().move_kif(mv) == "(move 1 4 2 5)").unwrap();
+            assert!(stats.visits[i] >= 5);
+        } else {
+            // Every new child is seeded, relative to the root.
+            assert_eq!(prior, 5 * legal.len() as u32);
+        }
+    }
+}

@@ -389,6 +389,8 @@ where
     rave: f64,
     /// Periodic value normalisation ([`Graph::set_normalize`]).
     normalize: bool,
+    /// Material seeds relative to the parent ([`Graph::set_local_material`]).
+    local_material: bool,
     /// Every terminal state met so far has goals that add up to the
     /// maximum (two roles): one role's value is the other's complement.
     fixed_sum: bool,
@@ -429,6 +431,7 @@ where
             expand_after: 1,
             rave: 0.0,
             normalize: false,
+            local_material: false,
             fixed_sum: true,
             normalized: 0,
             amaf_seen: Vec::new(),
@@ -444,6 +447,13 @@ where
 
     /// New nodes start with their material relative to the root's (see
     /// [`Material`]), where the game has two roles.
+    /// With material, seed only the moves that change it, relative to the
+    /// node they leave and that node's mean (Sancho's reference node),
+    /// instead of every new node relative to the root.
+    pub fn set_local_material(&mut self, on: bool) {
+        self.local_material = on;
+    }
+
     pub fn set_material(&mut self, material: Option<Arc<Material>>) {
         self.material = material.filter(|mat| mat.weight > 0 && self.roles == 2);
     }
@@ -624,9 +634,23 @@ where
     /// Each role's predicted value of `child` (NaN where there is none)
     /// and how many visits it is worth: its material relative to the
     /// root's, else the learnt evaluator's prediction.
-    fn predict(&self, m: &M, child: NodeRef) -> Option<(SmallVec<[f64; 4]>, u32)> {
+    fn predict(&self, m: &M, parent: NodeRef, child: NodeRef) -> Option<(SmallVec<[f64; 4]>, u32)> {
         let c = self.get(child).filter(|c| !c.terminal && !c.solved)?;
         let bits = m.base_bits(c.state.as_ref()?)?;
+        if let (Some(mat), true) = (&self.material, self.local_material) {
+            let p = self.get(parent)?;
+            let h = mat.relative(bits, m.base_bits(p.state.as_ref()?)?);
+            // A move that leaves the material as it is gets no seed.
+            if (h - 0.5).abs() < 1e-9 {
+                return None;
+            }
+            let v = [h, 1.0 - h];
+            let mut out = SmallVec::from_elem(f64::NAN, self.roles);
+            for (r, o) in out.iter_mut().enumerate() {
+                *o = Self::shift(self.reference_mean(p, r), v[r]);
+            }
+            return Some((out, mat.weight));
+        }
         if let Some(mat) = &self.material {
             let root = self.get(self.root)?;
             let h = mat.relative(bits, m.base_bits(root.state.as_ref()?)?);
@@ -657,11 +681,36 @@ where
         // Two roles (material is only found there): the other role's mean
         // is the complement, as goals in these games sum to 100.
         let mean = if r == c { sum / visits as f64 } else { 1.0 - sum / visits as f64 };
+        Self::shift(mean, h)
+    }
+
+    /// `mean` moved towards 1 by the share `h` moved from 0.5 towards 1
+    /// (towards 0 below 0.5): Sancho's seeding of a relative value.
+    fn shift(mean: f64, h: f64) -> f64 {
         if h > 0.5 {
             mean + (1.0 - mean) * (h - 0.5) * 2.0
         } else {
             mean - mean * (0.5 - h) * 2.0
         }
+    }
+
+    /// Role `r`'s mean value at node `n` (two roles, goals summing to the
+    /// maximum), drawn towards 0.5 while `n` has few visits: weight
+    /// visits/50 against 1, as Sancho weighs its reference node.
+    fn reference_mean(&self, n: &Node<M::State, M::Move>, r: usize) -> f64 {
+        let Some(c) = n.chooser(self.roles) else { return 0.5 };
+        let (sum, visits) = n.role(c).iter().fold((0.0, 0u32), |(s, v), e| (s + e.sum, v + e.backed));
+        if visits == 0 {
+            return 0.5;
+        }
+        let mean = if r == c { sum / visits as f64 } else { 1.0 - sum / visits as f64 };
+        let w = visits as f64 / 50.0;
+        (mean * w + 0.5) / (w + 1.0)
+    }
+
+    /// The virtual visits the root's moves hold from heuristic seeds.
+    pub fn root_prior(&self) -> u32 {
+        self.get(self.root).map_or(0, |n| n.prior)
     }
 
     pub fn live_nodes(&self) -> usize {
@@ -1082,7 +1131,7 @@ where
     /// not again for another reply of the other roles, nor for a recycled
     /// child).
     fn initialise(&mut self, m: &M, parent: NodeRef, moves: &[u16], child: NodeRef) {
-        let Some((prior, prior_visits)) = self.predict(m, child) else { return };
+        let Some((prior, prior_visits)) = self.predict(m, parent, child) else { return };
         let Some(n) = self.get_mut(parent) else { return };
         for (role, &v) in prior.iter().enumerate() {
             if !v.is_finite() || n.moves(role) < 2 {

@@ -133,6 +133,9 @@ pub struct Config {
     /// Periodic value normalisation where two roles' goals add up to the
     /// maximum ([`Graph::set_normalize`]).
     pub normalize: bool,
+    /// Material seeds only where a move changes the material, relative to
+    /// the node it leaves and that node's mean ([`Graph::set_local_material`]).
+    pub local_material: bool,
 }
 
 impl Default for Config {
@@ -161,6 +164,7 @@ impl Default for Config {
             expand_after: EXPAND_AFTER,
             rave: 0.0,
             normalize: false,
+            local_material: false,
         }
     }
 }
@@ -331,6 +335,7 @@ where
         graph.set_expand_after(config.expand_after);
         graph.set_rave(config.rave);
         graph.set_normalize(config.normalize);
+        graph.set_local_material(config.local_material);
         let seeds = Rng::new(config.seed ^ 0x5eed);
         let per_request = if config.batch { machine.preferred_batch() } else { 1 };
         let runner = if config.lanes { lane_runner(&machine, &config) } else { None };

@@ -81,6 +81,10 @@ pub struct Tuning {
     /// `normalize=auto|on|off`: periodic value normalisation
     /// ([`Config::normalize`]). auto: off.
     pub normalize: Switch,
+    /// `material-ref=root|parent`: material seeds relative to the root,
+    /// or only where a move changes the material, relative to the node it
+    /// leaves ([`Config::local_material`]).
+    pub local_material: bool,
 }
 
 impl Default for Tuning {
@@ -99,6 +103,7 @@ impl Default for Tuning {
             cutoff: 0,
             rave: 0.0,
             normalize: Switch::Auto,
+            local_material: false,
         }
     }
 }
@@ -135,12 +140,19 @@ impl std::str::FromStr for Tuning {
                 "cutoff" => t.cutoff = within(v, 0..=10_000, "a count of steps from 0 (off) to 10000").map_err(bad)?,
                 "rave" => t.rave = within(v, 0.0..=1.0, "a bias from 0 (off) to 1").map_err(bad)?,
                 "normalize" => t.normalize = Switch::parse(v).map_err(bad)?,
+                "material-ref" => {
+                    t.local_material = match v {
+                        "root" => false,
+                        "parent" => true,
+                        _ => return Err(bad(format!("`{v}` is not root or parent"))),
+                    }
+                }
                 "exploration" => {
                     t.exploration = Some(within(v, 0.0..=10.0, "a constant from 0 to 10").map_err(bad)?)
                 }
                 _ => {
                     return Err(format!(
-                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave, normalize)"
+                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave, normalize, material-ref)"
                     ))
                 }
             }
@@ -189,6 +201,7 @@ impl Tuning {
         c.mast = self.mast;
         c.rave = self.rave;
         c.normalize = self.normalize.or(false);
+        c.local_material = self.local_material;
         if factored {
             c.factors = a.factors.iter().map(|f| f.moves.clone()).collect();
         }
@@ -212,6 +225,9 @@ mod tests {
         assert_eq!("rave=0.05".parse::<Tuning>().unwrap().rave, 0.05);
         assert_eq!("normalize=on".parse::<Tuning>().unwrap().normalize, Switch::On);
         assert!("normalize=maybe".parse::<Tuning>().is_err());
+        assert!("material-ref=parent".parse::<Tuning>().unwrap().local_material);
+        assert!(!"material-ref=root".parse::<Tuning>().unwrap().local_material);
+        assert!("material-ref=uncle".parse::<Tuning>().is_err());
         assert!("rave=2".parse::<Tuning>().is_err());
         assert!("rave=-1".parse::<Tuning>().is_err());
         assert_eq!("".parse::<Tuning>().unwrap(), Tuning::default());
