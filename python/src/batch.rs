@@ -51,7 +51,7 @@ pub(crate) fn playouts(
                 .collect();
             handles
                 .into_iter()
-                .try_for_each(|h| h.join().unwrap_or_else(|_| Err(MachineError::ThreadPanicked { what: "playout" })))
+                .try_for_each(|h| h.join().unwrap_or(Err(MachineError::ThreadPanicked { what: "playout" })))
         })?;
     }
     Ok(Playouts { goals, lengths })

@@ -6,6 +6,7 @@ use propel_compiler::propnet::Propnet;
 use propel_compiler::Game;
 use propel_compiler::TermId;
 use propel_runtime::build::{prepare, BuildOptions};
+use propel_runtime::lookup::LookupMachine;
 use propel_runtime::NativeCode;
 use propel_runtime::propnet::NetState;
 use propel_runtime::prover::ProverState;
@@ -47,6 +48,9 @@ impl Kind {
 pub(crate) enum Machine {
     Prover(Prover),
     Propnet(PropnetMachine),
+    /// The propnet of a game whose goal or terminal test is over the
+    /// grounding budget, that test answered by the rules.
+    Lookups(LookupMachine<PropnetMachine>),
     Jit(NativeMachine),
 }
 
@@ -149,9 +153,17 @@ pub(crate) fn build(game: &Arc<Game>, kind: Kind, opts: &BuildOptions) -> Result
             Ok(BuiltMachine { machine: Machine::Prover(p), moves, bases: None })
         }
         Kind::Propnet => {
-            let p = prepare(game, opts).map_err(|e| e.to_string())?;
+            let opts = BuildOptions { lookups: true, ..opts.clone() };
+            let p = prepare(game, &opts).map_err(|e| e.to_string())?;
             let (moves, bases) = net_tables(p.net());
-            Ok(BuiltMachine { machine: Machine::Propnet(p.propnet()), moves, bases: Some(bases) })
+            let machine = match p.lookups().any() {
+                true => {
+                    let prover = Prover::new(game.clone()).map_err(|e| e.to_string())?;
+                    Machine::Lookups(p.lookup_machine(prover).map_err(|e| e.to_string())?)
+                }
+                false => Machine::Propnet(p.propnet()),
+            };
+            Ok(BuiltMachine { machine, moves, bases: Some(bases) })
         }
         Kind::Jit => {
             let p = prepare(game, opts).map_err(|e| e.to_string())?;
@@ -172,6 +184,7 @@ macro_rules! with_state {
         match ($machine, $state) {
             (Machine::Prover($m), Repr::Prover($s)) => $body,
             (Machine::Propnet($m), Repr::Net($s)) => $body,
+            (Machine::Lookups($m), Repr::Net($s)) => $body,
             (Machine::Jit($m), Repr::Net($s)) => $body,
             _ => Err(wrong_state()),
         }
@@ -197,6 +210,7 @@ impl Machine {
         match self {
             Machine::Prover(m) => m.roles(),
             Machine::Propnet(m) => m.roles(),
+            Machine::Lookups(m) => m.roles(),
             Machine::Jit(m) => m.roles(),
         }
     }
@@ -205,6 +219,7 @@ impl Machine {
         match self {
             Machine::Prover(m) => m.initial_state().map(Repr::Prover),
             Machine::Propnet(m) => m.initial_state().map(Repr::Net),
+            Machine::Lookups(m) => m.initial_state().map(Repr::Net),
             Machine::Jit(m) => m.initial_state().map(Repr::Net),
         }
     }
@@ -223,6 +238,11 @@ impl Machine {
                 out.extend(v.into_iter().map(Mv::Term));
             }
             (Machine::Propnet(m), Repr::Net(s)) => {
+                let mut v = Vec::new();
+                m.legal_moves(s, role, &mut v)?;
+                out.extend(v.into_iter().map(Mv::Input));
+            }
+            (Machine::Lookups(m), Repr::Net(s)) => {
                 let mut v = Vec::new();
                 m.legal_moves(s, role, &mut v)?;
                 out.extend(v.into_iter().map(Mv::Input));
@@ -247,6 +267,10 @@ impl Machine {
                 let j = joint.iter().map(|&x| input(x)).collect::<Result<Vec<_>, _>>()?;
                 m.next_state(s, &j).map(Repr::Net)
             }
+            (Machine::Lookups(m), Repr::Net(s)) => {
+                let j = joint.iter().map(|&x| input(x)).collect::<Result<Vec<_>, _>>()?;
+                m.next_state(s, &j).map(Repr::Net)
+            }
             (Machine::Jit(m), Repr::Net(s)) => {
                 let j = joint.iter().map(|&x| input(x)).collect::<Result<Vec<_>, _>>()?;
                 m.next_state(s, &j).map(Repr::Net)
@@ -268,6 +292,7 @@ impl Machine {
         match (self, mv) {
             (Machine::Prover(m), Mv::Term(t)) => Ok(m.move_kif(t)),
             (Machine::Propnet(m), Mv::Input(i)) => Ok(m.move_kif(i)),
+            (Machine::Lookups(m), Mv::Input(i)) => Ok(m.move_kif(i)),
             (Machine::Jit(m), Mv::Input(i)) => Ok(m.move_kif(i)),
             _ => Err(wrong_state()),
         }
@@ -290,7 +315,7 @@ impl Machine {
     ) -> Result<Repr, MachineError> {
         match self {
             Machine::Prover(m) => m.state_from_kif(facts).map(Repr::Prover),
-            Machine::Propnet(_) | Machine::Jit(_) => {
+            Machine::Propnet(_) | Machine::Lookups(_) | Machine::Jit(_) => {
                 let mut bits = vec![0u64; base_index.len().div_ceil(64)];
                 for f in facts {
                     let Some(&i) = base_index.get(f.as_str()) else {

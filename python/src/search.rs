@@ -40,6 +40,7 @@ pub(crate) fn search(
     match (m, s) {
         (Machine::Prover(m), Repr::Prover(s)) => run(m, s, time, config, Mv::Term),
         (Machine::Propnet(m), Repr::Net(s)) => run(m, s, time, config, Mv::Input),
+        (Machine::Lookups(m), Repr::Net(s)) => run(m, s, time, config, Mv::Input),
         (Machine::Jit(m), Repr::Net(s)) => run(m, s, time, config, Mv::Input),
         _ => Err(MachineError::WrongGame),
     }

@@ -234,3 +234,15 @@ def test_bad_arguments_raise_not_crash(ttt):
     # A game that cannot be grounded in the time given.
     with pytest.raises(propel.BuildError):
         propel.load(game_path("breakthrough"), ground_seconds=0.0)
+
+
+def test_a_goal_over_the_budget_is_answered_by_the_rules():
+    """Sudoku's goal grounds past the budget; its legal moves and next
+    states do not. The propnet machine answers the goal from the rules and
+    plays the same games as the prover."""
+    from conftest import corpus_path
+
+    path = corpus_path("base/sudoku.kif")
+    net, prover = propel.load(path, "propnet"), propel.load(path, "prover")
+    for seed in range(3):
+        assert random_game(net, seed) == random_game(prover, seed)
