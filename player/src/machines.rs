@@ -164,7 +164,10 @@ impl BuildArgs {
     /// Grounds, compiles and generates native code for `game`, logging what it took.
     pub fn build_jit(&self, game: &Arc<Game>) -> Result<propel_runtime::build::BuiltJit> {
         let opts = self.build_options()?;
-        let b = propel_runtime::build::jit_machine(game, &opts)?;
+        let b = propel_runtime::build::jit_machine(game, &opts).map_err(|e| match e {
+            propel_runtime::build::JitError::Compile(c) => lookup_hint(game, c),
+            other => other.into(),
+        })?;
         for r in &b.report {
             tracing::debug!("{}: {:.3} s, {}", r.stage, r.seconds, r.counts);
         }
@@ -189,7 +192,7 @@ impl BuildArgs {
     /// Grounds and compiles `game` to a propnet machine, logging what it took.
     pub fn build(&self, game: &Arc<Game>) -> Result<Built> {
         let opts = self.build_options()?;
-        let b = propnet_machine(game, &opts)?;
+        let b = propnet_machine(game, &opts).map_err(|e| lookup_hint(game, e))?;
         for r in &b.report {
             tracing::debug!("{}: {:.3} s, {}", r.stage, r.seconds, r.counts);
         }
@@ -316,6 +319,22 @@ impl BuildArgs {
 impl MachineArgs {
     pub fn build_auto(&self, game: &Arc<Game>, rollouts: bool) -> Result<(AutoMachine, Chosen)> {
         self.build.build_auto(game, rollouts)
+    }
+}
+
+/// `e`, and where it is a grounding failure in what only the goal or
+/// terminal test reads, the machine that builds anyway.
+fn lookup_hint(game: &Game, e: propel_compiler::pipeline::CompileError) -> anyhow::Error {
+    let left = match &e {
+        propel_compiler::pipeline::CompileError::Ground(g) => propel_compiler::lookup::for_failure(game, g),
+        _ => None,
+    };
+    match left {
+        Some(l) => anyhow::anyhow!(
+            "{e} (only the {} test needs it: `--machine auto` builds the propnet with that test answered by the rules)",
+            l.describe()
+        ),
+        None => e.into(),
     }
 }
 
