@@ -806,10 +806,6 @@ fn spawn_fallback(brain: Box<dyn Brain>, role: usize, jobs: Receiver<Job>, share
     Ok(())
 }
 
-/// Builds the faster machines one after the other and sends a brain for
-/// each (at the initial state; the match replays the moves), within the
-/// match's budget and by the end of the start clock (the build flag,
-/// raised then, stops grounding, the analysis and code generation).
 /// Hands over a brain searching on the propnet with its lookups answered
 /// by a prover of its own (built by `deadline`). No analysis: its random
 /// games run on the network, which cannot end a game without its terminal
@@ -842,6 +838,10 @@ fn search_with_lookups(
     }
 }
 
+/// Builds the faster machines one after the other and sends a brain for
+/// each (at the initial state; the match replays the moves), within the
+/// match's budget and by the end of the start clock (the build flag,
+/// raised then, stops grounding, the analysis and code generation).
 fn spawn_builder(
     cfg: Arc<PlayerConfig>,
     strategy: Strategy,
