@@ -5,7 +5,6 @@
 
 use propel_compiler::lookup::Lookups;
 use propel_runtime::build::{prepare, BuildOptions};
-use propel_runtime::lookup::LookupMachine;
 use propel_runtime::perft::perft;
 use propel_runtime::trace::{trace, TraceStep};
 use propel_runtime::{Prover, StateMachine};
@@ -75,8 +74,7 @@ fn check(terminal: &str, expected: Lookups) {
     let mut prover = Prover::new(g.clone()).unwrap();
     agrees(&mut p.lookup_machine(prover.clone()).unwrap(), &mut prover, expected.terminal);
     let (jit, _) = p.jit(&g.name).unwrap();
-    let names: Vec<String> = p.net().bases.iter().map(|b| b.name.clone()).collect();
-    agrees(&mut LookupMachine::new(jit, prover.clone(), &names, expected).unwrap(), &mut prover, expected.terminal);
+    agrees(&mut p.with_lookups(jit, prover.clone()).unwrap(), &mut prover, expected.terminal);
     // Whole games end, and end as the prover says.
     let mut m = p.lookup_machine(prover.clone()).unwrap();
     let s = m.initial_state().unwrap();

@@ -7,6 +7,7 @@ use crate::propnet::NetState;
 use crate::propnet::{PropnetMachine, Topology};
 use crate::prover::Prover;
 use crate::rng::Rng;
+use crate::simulate::Simulator;
 use propel_compiler::ground::GroundLimits;
 use propel_compiler::lookup::Lookups;
 use propel_compiler::lower::CodegenOptions;
@@ -285,8 +286,18 @@ impl Prepared {
     /// prover of the whole game (not of the rules the network was built
     /// from).
     pub fn lookup_machine(&self, prover: Prover) -> Result<LookupMachine<PropnetMachine>, MachineError> {
+        self.with_lookups(self.propnet(), prover)
+    }
+
+    /// `inner`, a machine of this network (the interpreter or the JIT),
+    /// with the lookups answered by `prover` (see [`Prepared::lookup_machine`]).
+    pub fn with_lookups<M: Simulator<State = NetState, Move = u32>>(
+        &self,
+        inner: M,
+        prover: Prover,
+    ) -> Result<LookupMachine<M>, MachineError> {
         let names: Vec<String> = self.compiled.net.bases.iter().map(|b| b.name.clone()).collect();
-        LookupMachine::new(self.propnet(), prover, &names, self.lookups())
+        LookupMachine::new(inner, prover, &names, self.lookups())
     }
 
     /// The interpreted machine.

@@ -10,7 +10,6 @@ use anyhow::{Context, Result};
 use propel_compiler::propnet::Propnet;
 use propel_runtime::build::{prepare, BuildOptions, Prepared};
 use propel_runtime::lanes::{Lanes, Reference};
-use propel_runtime::lookup::LookupMachine;
 use propel_runtime::perft::perft;
 use propel_runtime::playout::{playout, PlayoutStats, MAX_PLAYOUT_STEPS};
 use propel_runtime::trace::{trace, TraceStep};
@@ -173,11 +172,7 @@ fn compare_lookups(
     let mut machines = vec!["propnet"];
     if found.is_none() && a.jit && prepared.lower_machine().too_large().is_none() {
         found = match prepared.jit(name) {
-            Ok((jit, _)) => {
-                let names: Vec<String> = prepared.net().bases.iter().map(|b| b.name.clone()).collect();
-                let mut m = LookupMachine::new(jit, prover.clone(), &names, lookups)?;
-                disagreement(reference, &mut m, a, "jit")?
-            }
+            Ok((jit, _)) => disagreement(reference, &mut prepared.with_lookups(jit, prover.clone())?, a, "jit")?,
             Err(e) => Some(format!("the propnet builds but the JIT does not: {e:#}")),
         };
         machines.push("jit");

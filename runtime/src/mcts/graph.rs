@@ -673,15 +673,24 @@ where
     /// normalisation), once the root has enough visits to have a mean.
     fn recentre(&self, r: usize, h: f64) -> f64 {
         let Some(root) = self.get(self.root).filter(|n| n.expanded && n.visits > 50) else { return h };
-        let Some(c) = root.chooser(self.roles) else { return h };
-        let (sum, visits) = root.role(c).iter().fold((0.0, 0u32), |(s, v), e| (s + e.sum, v + e.backed));
-        if visits == 0 {
-            return h;
+        match self.chooser_mean(root, r) {
+            Some((mean, _)) => Self::shift(mean, h),
+            None => h,
         }
-        // Two roles (material is only found there): the other role's mean
-        // is the complement, as goals in these games sum to 100.
-        let mean = if r == c { sum / visits as f64 } else { 1.0 - sum / visits as f64 };
-        Self::shift(mean, h)
+    }
+
+    /// Role `r`'s mean value at node `n` over its chooser's moves, and the
+    /// values it is taken over; `None` without a chooser or values. Two
+    /// roles (material is only found there): the other role's mean is the
+    /// complement, as goals in these games sum to 100.
+    fn chooser_mean(&self, n: &Node<M::State, M::Move>, r: usize) -> Option<(f64, u32)> {
+        let c = n.chooser(self.roles)?;
+        let (sum, visits) = n.role(c).iter().fold((0.0, 0u32), |(s, v), e| (s + e.sum, v + e.backed));
+        if visits == 0 {
+            return None;
+        }
+        let mean = sum / visits as f64;
+        Some((if r == c { mean } else { 1.0 - mean }, visits))
     }
 
     /// `mean` moved towards 1 by the share `h` moved from 0.5 towards 1
@@ -698,12 +707,7 @@ where
     /// maximum), drawn towards 0.5 while `n` has few visits: weight
     /// visits/50 against 1, as Sancho weighs its reference node.
     fn reference_mean(&self, n: &Node<M::State, M::Move>, r: usize) -> f64 {
-        let Some(c) = n.chooser(self.roles) else { return 0.5 };
-        let (sum, visits) = n.role(c).iter().fold((0.0, 0u32), |(s, v), e| (s + e.sum, v + e.backed));
-        if visits == 0 {
-            return 0.5;
-        }
-        let mean = if r == c { sum / visits as f64 } else { 1.0 - sum / visits as f64 };
+        let Some((mean, visits)) = self.chooser_mean(n, r) else { return 0.5 };
         let w = visits as f64 / 50.0;
         (mean * w + 0.5) / (w + 1.0)
     }
