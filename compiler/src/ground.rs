@@ -246,16 +246,28 @@ struct Attempt {
     /// that finished took more than 11M in one join (196M in all: so the
     /// limit is per join). Counted, not timed: the same on a busy machine.
     join_steps: u64,
+    /// Join steps of the whole relaxed model. This, not a share of the
+    /// clock, is what stops a slow attempt, so that an attempt stops at the
+    /// same point on a busy machine as on a quiet one: alexChess.v1's
+    /// finishes after 196M join steps, 11 s on a quiet 2-core machine, and
+    /// ran past its 14.4 s share of the clock (40% of the first build's
+    /// 60%) with both cores busy.
+    steps: u64,
 }
 
-const ATTEMPT: Attempt = Attempt { rows: 250_000, join_steps: 50_000_000 };
+const ATTEMPT: Attempt = Attempt { rows: 250_000, join_steps: 50_000_000, steps: 400_000_000 };
+
+/// Share of the time a non-last attempt may use: a backstop behind
+/// [`Attempt::steps`] (which comes first on a quiet machine, at about 22 s
+/// of a 60 s budget) for the work after the model, which is not counted.
+const ATTEMPT_SHARE: f64 = 0.75;
 
 /// Grounds `game`'s rules as they are, rewriting relations for demand
 /// when one explodes; stops when `deadline` passes. (The pipeline applies
 /// projection, [`crate::project::project_locals`], before.)
 ///
-/// An attempt gets at most 40% of the time there was at the start while a rewrite could
-/// still follow; when it fails, the relation named by a size error and
+/// An attempt stops after [`Attempt::steps`] join steps (or 75% of the
+/// time there was at the start) while a rewrite could still follow; when it fails, the relation named by a size error and
 /// the large relations of the relaxed model (at least [`REWRITE_ROWS`]
 /// rows) are offered to the magic-set rewrite (with their callers). The
 /// last attempt gets all the time left.
@@ -287,7 +299,7 @@ fn ground_attempts(
     mut slow: Option<(Duration, &mut dyn FnMut() -> bool)>,
 ) -> Result<Grounded, GroundError> {
     let start = Instant::now();
-    let share = deadline.time().map(|t| t.saturating_duration_since(start).mul_f64(0.4));
+    let share = deadline.time().map(|t| t.saturating_duration_since(start).mul_f64(ATTEMPT_SHARE));
     let mut demand: Vec<RelId> = Vec::new();
     let mut undone: Vec<RelId> = Vec::new();
     // The relations the current rewrite computes on demand (`demand`,
@@ -469,6 +481,7 @@ fn ground_once(
     if let Some(a) = attempt {
         budget.max_rows = a.rows;
         budget.max_join_steps = a.join_steps;
+        budget.steps = Steps::limited(a.steps);
     }
     let mut scratch = Scratch::default();
     // Rounds: every stratum in dependency order (each re-run only on what
@@ -768,7 +781,7 @@ mod tests {
         let game = Arc::new(crate::load("t.kif", text.as_str()).unwrap());
         let limits = GroundLimits::default();
         let deadline = limits.deadline(Instant::now());
-        let attempt = Attempt { rows: usize::MAX, join_steps: 2_000 };
+        let attempt = Attempt { rows: usize::MAX, join_steps: 2_000, steps: u64::MAX };
         let stopped = ground_once(&game, &limits, deadline.clone(), Some(attempt)).err().map(|(e, _)| e);
         assert!(
             matches!(&stopped, Some(GroundError::Model(EvalError::TooMuchWork { relation, limit: 2_000, .. })) if relation == "near"),
@@ -776,6 +789,36 @@ mod tests {
         );
         let g = ground_attempts(&game, &limits, &deadline, attempt, None).expect("the last attempt has no join limit");
         assert_eq!(g.atoms.iter().filter(|a| a.rel == RelId::LEGAL).count(), 178);
+    }
+
+    #[test]
+    fn an_attempt_stops_at_its_work_not_its_clock() {
+        // Three joins of the same size, each under the per-join limit, add
+        // up past the attempt's: the attempt stops on the count (whatever
+        // the clock says: the deadline is far), and the last one, with no
+        // such limit, finishes.
+        let nums: String = (0..30).map(|i| format!("(num {i}) ")).collect();
+        let text = format!(
+            "(role r) (init (c 0)) {nums}
+             (<= (p1 ?x ?y) (true (c 0)) (num ?x) (num ?y))
+             (<= (p2 ?x ?y) (p1 ?x ?y) (num ?x))
+             (<= (p3 ?x ?y) (p2 ?x ?y) (num ?y))
+             (<= (legal r (go ?x ?y)) (p3 ?x ?y))
+             (<= (next (c 1)) (does r (go ?x ?y))) (<= terminal (true (c 1))) (goal r 1)"
+        );
+        let game = Arc::new(crate::load("t.kif", text.as_str()).unwrap());
+        let limits = GroundLimits::default();
+        let deadline = limits.deadline(Instant::now());
+        let each = |steps| {
+            let attempt = Attempt { rows: usize::MAX, join_steps: u64::MAX, steps };
+            ground_once(&game, &limits, deadline.clone(), Some(attempt)).err().map(|(e, _)| e)
+        };
+        assert!(each(u64::MAX).is_none(), "the rules ground");
+        let stopped = each(2_000);
+        assert!(matches!(&stopped, Some(GroundError::Model(EvalError::TooMuchWork { limit: 2_000, .. }))), "{stopped:?}");
+        let attempt = Attempt { rows: usize::MAX, join_steps: 1_500, steps: 2_000 };
+        let g = ground_attempts(&game, &limits, &deadline, attempt, None).expect("the last attempt has no step limit");
+        assert_eq!(g.atoms.iter().filter(|a| a.rel == RelId::LEGAL).count(), 900);
     }
 
     #[test]
