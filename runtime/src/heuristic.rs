@@ -106,7 +106,12 @@ impl Material {
     pub fn value(x: f64, y: f64, then: f64) -> f64 {
         // A small constant keeps an empty board finite.
         let (x, y) = (x + 1e-6, y + 1e-6);
-        let (now, total) = ((x - y) / (x + y), x + y);
+        Material::value_of_share((x - y) / (x + y), x + y, then)
+    }
+
+    /// [`Material::value`] from role 0's share `now` of the material and
+    /// the material `total` on the board.
+    pub fn value_of_share(now: f64, total: f64, then: f64) -> f64 {
         1.0 / (1.0 + (-(total / 4.0) * (now - then)).exp())
     }
 }

@@ -122,6 +122,10 @@ pub(crate) struct Node<S, Mv> {
     /// by minimax from the children in the graph (±3 for a known win or
     /// loss); NaN where not evaluated.
     share: f32,
+    /// Role 0's share of the material here and the material on the board,
+    /// for material backups ([`Graph::set_material_backup`]); NaN where not
+    /// evaluated.
+    mat: (f32, f32),
 }
 
 /// The children of a node where several roles choose.
@@ -155,6 +159,7 @@ impl<S, Mv> Node<S, Mv> {
             touched: 0,
             normalized_at: 0,
             share: f32::NAN,
+            mat: (f32::NAN, f32::NAN),
         }
     }
 
@@ -253,6 +258,7 @@ impl<S, Mv> Node<S, Mv> {
         self.touched = touched;
         self.normalized_at = 0;
         self.share = f32::NAN;
+        self.mat = (f32::NAN, f32::NAN);
     }
 
     /// Records the roles' legal moves (an expanded node).
@@ -391,6 +397,9 @@ where
     normalize: bool,
     /// Material seeds relative to the parent ([`Graph::set_local_material`]).
     local_material: bool,
+    /// Rollout values moved by the material won in the path's exchanges
+    /// ([`Graph::set_material_backup`]).
+    material_backup: bool,
     /// Every terminal state met so far has goals that add up to the
     /// maximum (two roles): one role's value is the other's complement.
     fixed_sum: bool,
@@ -432,6 +441,7 @@ where
             rave: 0.0,
             normalize: false,
             local_material: false,
+            material_backup: false,
             fixed_sum: true,
             normalized: 0,
             amaf_seen: Vec::new(),
@@ -445,8 +455,6 @@ where
         self.heuristic = h.filter(|h| h.prior_visits > 0);
     }
 
-    /// New nodes start with their material relative to the root's (see
-    /// [`Material`]), where the game has two roles.
     /// With material, seed only the moves that change it, relative to the
     /// node they leave and that node's mean (Sancho's reference node),
     /// instead of every new node relative to the root.
@@ -454,6 +462,25 @@ where
         self.local_material = on;
     }
 
+    /// With material, Sancho's heuristic-adjusted backups: a rollout's
+    /// value, on its way up, is moved towards the side that came out of an
+    /// exchange ahead, at the node that ends the exchange (the first whose
+    /// move leaves the material as it is, after moves that changed it), by
+    /// [`Material::relative`] of that node against the node before the
+    /// exchange; that node and every node above it get the moved value.
+    /// Unlike a seed, which a node's own rollouts outweigh, this stays in
+    /// every value backed up through the exchange. Values of terminal or
+    /// solved leaves are backed up as they are.
+    pub fn set_material_backup(&mut self, on: bool) {
+        self.material_backup = on;
+    }
+
+    fn material_backup_on(&self) -> bool {
+        self.material_backup && self.material.is_some() && self.roles == 2
+    }
+
+    /// New nodes start with their material relative to the root's (see
+    /// [`Material`]), where the game has two roles.
     pub fn set_material(&mut self, material: Option<Arc<Material>>) {
         self.material = material.filter(|mat| mat.weight > 0 && self.roles == 2);
     }
@@ -484,12 +511,20 @@ where
         }
     }
 
-    /// Gives a new node its material share, when minimax backups are on.
+    /// Gives a new node its material share, when minimax backups or
+    /// material backups are on.
     fn evaluate_share(&mut self, m: &M, r: NodeRef) {
         if self.minimax_on() {
             if let Some(n) = self.get(r) {
                 let share = self.share_of(m, n);
                 self.nodes[r.idx as usize].share = share;
+            }
+        }
+        if self.material_backup_on() {
+            let bits = self.get(r).and_then(|n| n.state.as_ref()).and_then(|s| m.base_bits(s));
+            if let (Some(mat), Some(bits)) = (&self.material, bits) {
+                let (x, y) = (mat.of(0, bits) + 1e-6, mat.of(1, bits) + 1e-6);
+                self.nodes[r.idx as usize].mat = (((x - y) / (x + y)) as f32, (x + y) as f32);
             }
         }
     }
@@ -1228,19 +1263,39 @@ where
     /// Adds a rollout's `value` (per role, 0..1) to every move on `path`;
     /// steps whose node was recycled since are skipped.
     pub fn backprop(&mut self, path: &[Step], value: &[f64]) {
+        self.add_values(path, value, self.material_backup_on());
+    }
+
+    /// [`Graph::backprop`], with material backups where `adjust`.
+    fn add_values(&mut self, path: &[Step], value: &[f64], adjust: bool) {
         if self.roles == 2 && value.len() == 2 && (value[0] + value[1] - 1.0).abs() > 1e-6 {
             self.fixed_sum = false;
         }
-        for s in path {
+        let mut v: SmallVec<[f64; 4]> = SmallVec::from_slice(value);
+        // The material of the path's nodes, then of the node the last step
+        // leads to.
+        let mut mats: SmallVec<[(f32, f32); 32]> = SmallVec::new();
+        if adjust && v.len() == 2 {
+            mats.extend(path.iter().map(|s| self.get(s.node).map_or((f32::NAN, f32::NAN), |n| n.mat)));
+            let leaf = path.last().and_then(|s| self.get(s.node).and_then(|n| self.child(n, &s.moves)));
+            mats.push(leaf.and_then(|c| self.get(c)).map_or((f32::NAN, f32::NAN), |n| n.mat));
+        }
+        for (i, s) in path.iter().enumerate().rev() {
+            if !mats.is_empty() {
+                if let Some(h) = exchange_value(&mats, i + 1) {
+                    v[0] = Self::shift(v[0], h);
+                    v[1] = Self::shift(v[1], 1.0 - h);
+                }
+            }
             let Some(n) = self.get_mut(s.node) else { continue };
             n.each_role_choice(&s.moves, |role, e| {
-                e.sum += value.get(role).copied().unwrap_or(0.0);
+                e.sum += v.get(role).copied().unwrap_or(0.0);
                 e.backed += 1;
             });
             // No selection adds a visit to a forced move: the visit comes
             // with its value.
             n.each_forced(|role, e| {
-                e.sum += value.get(role).copied().unwrap_or(0.0);
+                e.sum += v.get(role).copied().unwrap_or(0.0);
                 e.backed += 1;
                 e.visits += 1;
             });
@@ -1373,7 +1428,7 @@ where
     pub fn backprop_known(&mut self, path: &[Step], value: &[f64]) {
         // Solved first, so that minimax backups carry the exact values up.
         self.update_solved(path);
-        self.backprop(path, value);
+        self.add_values(path, value, false);
     }
 
     /// Takes back the visits a selection added along `path` whose value
@@ -1561,8 +1616,61 @@ where
     }
 }
 
+/// Role 0's value (0..1) of the exchange that node `j` of a path ends
+/// (`mats`: each node's role 0 share of the material and material on the
+/// board, [`Node::mat`]), against the node before the exchange; `None`
+/// where `j` ends none: its move changed the material, or the move before
+/// did not. Sancho's heuristic sequences (`TreeNode.updateStats`).
+fn exchange_value(mats: &[(f32, f32)], j: usize) -> Option<f64> {
+    // Whether the move into node `k` changed the material (NaN: unknown,
+    // taken as unchanged).
+    let changed = |k: usize| k >= 1 && k < mats.len() && (mats[k].0 - mats[k - 1].0).abs() > 1e-6;
+    if j < 2 || j >= mats.len() || changed(j) || !changed(j - 1) {
+        return None;
+    }
+    let mut k = j - 1;
+    while changed(k) {
+        k -= 1;
+    }
+    let ((now, total), then) = (mats[j], mats[k].0);
+    let h = Material::value_of_share(now as f64, total as f64, then as f64);
+    ((h - 0.5).abs() > 1e-9).then_some(h)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::exchange_value;
+
+    #[test]
+    fn an_exchange_is_valued_where_it_ends() {
+        let nan = (f32::NAN, f32::NAN);
+        let even = (0.0, 32.0);
+        // White (role 0) takes a pawn: 16 against 15.
+        let up = (1.0 / 31.0, 31.0);
+        // ... and black takes one back: 15 against 15.
+        let back = (0.0, 30.0);
+        // The node after the capture does not end it; the one after the
+        // quiet reply does, in white's favour (the logistic of a quarter
+        // of the material times the share won: about 0.56).
+        let path = [even, even, up, up, up];
+        assert_eq!(exchange_value(&path, 2), None);
+        let h = exchange_value(&path, 3).expect("the exchange ends at node 3");
+        assert!((h - 1.0 / (1.0 + (-(31.0 / 4.0) / 31.0f64).exp())).abs() < 1e-6, "{h}");
+        assert_eq!(exchange_value(&path, 4), None, "node 4 ends no exchange");
+        // Taken and taken back: the exchange ends even, and moves nothing.
+        assert_eq!(exchange_value(&[even, up, back, back], 3), None);
+        // Black takes one more: measured against the node before the
+        // whole exchange, black is a pawn up.
+        let down = (-1.0 / 29.0, 29.0);
+        let h = exchange_value(&[even, up, back, down, down], 4).expect("the exchange ends at node 4");
+        assert!(h < 0.5, "{h}");
+        // Unknown material (a recycled node) ends nothing; nor does an
+        // exchange without a quiet move after it.
+        assert_eq!(exchange_value(&[even, nan, up, up], 3), None);
+        assert_eq!(exchange_value(&[even, up, back], 2), None);
+        assert_eq!(exchange_value(&[even], 0), None);
+    }
+
     #[test]
     fn ln_is_close_to_the_library() {
         for x in (1..100_000u32).chain([1 << 20, 123_456_789, u32::MAX]) {

@@ -136,6 +136,9 @@ pub struct Config {
     /// Material seeds only where a move changes the material, relative to
     /// the node it leaves and that node's mean ([`Graph::set_local_material`]).
     pub local_material: bool,
+    /// Rollout values moved by the material won in the exchanges on their
+    /// path ([`Graph::set_material_backup`]).
+    pub material_backup: bool,
 }
 
 impl Default for Config {
@@ -165,6 +168,7 @@ impl Default for Config {
             rave: 0.0,
             normalize: false,
             local_material: false,
+            material_backup: false,
         }
     }
 }
@@ -336,6 +340,7 @@ where
         graph.set_rave(config.rave);
         graph.set_normalize(config.normalize);
         graph.set_local_material(config.local_material);
+        graph.set_material_backup(config.material_backup);
         let seeds = Rng::new(config.seed ^ 0x5eed);
         let per_request = if config.batch { machine.preferred_batch() } else { 1 };
         let runner = if config.lanes { lane_runner(&machine, &config) } else { None };

@@ -85,6 +85,9 @@ pub struct Tuning {
     /// or only where a move changes the material, relative to the node it
     /// leaves ([`Config::local_material`]).
     pub local_material: bool,
+    /// `material-backup=auto|on|off`: Sancho's material-adjusted backups
+    /// ([`Config::material_backup`]). auto: off.
+    pub material_backup: Switch,
 }
 
 impl Default for Tuning {
@@ -104,6 +107,7 @@ impl Default for Tuning {
             rave: 0.0,
             normalize: Switch::Auto,
             local_material: false,
+            material_backup: Switch::Auto,
         }
     }
 }
@@ -147,12 +151,13 @@ impl std::str::FromStr for Tuning {
                         _ => return Err(bad(format!("`{v}` is not root or parent"))),
                     }
                 }
+                "material-backup" => t.material_backup = Switch::parse(v).map_err(bad)?,
                 "exploration" => {
                     t.exploration = Some(within(v, 0.0..=10.0, "a constant from 0 to 10").map_err(bad)?)
                 }
                 _ => {
                     return Err(format!(
-                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave, normalize, material-ref)"
+                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave, normalize, material-ref, material-backup)"
                     ))
                 }
             }
@@ -202,6 +207,7 @@ impl Tuning {
         c.rave = self.rave;
         c.normalize = self.normalize.or(false);
         c.local_material = self.local_material;
+        c.material_backup = self.material_backup.or(false);
         if factored {
             c.factors = a.factors.iter().map(|f| f.moves.clone()).collect();
         }
@@ -228,6 +234,8 @@ mod tests {
         assert!("material-ref=parent".parse::<Tuning>().unwrap().local_material);
         assert!(!"material-ref=root".parse::<Tuning>().unwrap().local_material);
         assert!("material-ref=uncle".parse::<Tuning>().is_err());
+        assert_eq!("material-backup=on".parse::<Tuning>().unwrap().material_backup, Switch::On);
+        assert!("material-backup=2".parse::<Tuning>().is_err());
         assert!("rave=2".parse::<Tuning>().is_err());
         assert!("rave=-1".parse::<Tuning>().is_err());
         assert_eq!("".parse::<Tuning>().unwrap(), Tuning::default());
