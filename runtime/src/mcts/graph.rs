@@ -400,6 +400,8 @@ where
     /// Rollout values moved by the material won in the path's exchanges
     /// ([`Graph::set_material_backup`]).
     material_backup: bool,
+    /// Proven losses not backed up ([`Graph::set_drop_lost`]).
+    drop_lost: bool,
     /// Every terminal state met so far has goals that add up to the
     /// maximum (two roles): one role's value is the other's complement.
     fixed_sum: bool,
@@ -442,6 +444,7 @@ where
             normalize: false,
             local_material: false,
             material_backup: false,
+            drop_lost: false,
             fixed_sum: true,
             normalized: 0,
             amaf_seen: Vec::new(),
@@ -473,6 +476,19 @@ where
     /// solved leaves are backed up as they are.
     pub fn set_material_backup(&mut self, on: bool) {
         self.material_backup = on;
+    }
+
+    /// Sancho's choke on anti-decisive propagation: a move found to lose
+    /// (it leads to a terminal or solved node worth 0 to the role choosing
+    /// it) at a node that the loss does not solve is marked lost and its
+    /// value is not backed up: the selection's visits are taken back. The
+    /// chooser will never play it, so its loss says nothing of the node's
+    /// value; backed up, the losses found one by one among the moves that
+    /// fail to answer a threat (all but one in breakthrough, when a pawn
+    /// reaches the seventh rank) drag down the node and make the threat
+    /// look strong to every node above.
+    pub fn set_drop_lost(&mut self, on: bool) {
+        self.drop_lost = on;
     }
 
     fn material_backup_on(&self) -> bool {
@@ -520,6 +536,11 @@ where
                 self.nodes[r.idx as usize].share = share;
             }
         }
+        self.evaluate_mat(m, r);
+    }
+
+    /// Gives node `r` its material, when material backups are on.
+    fn evaluate_mat(&mut self, m: &M, r: NodeRef) {
         if self.material_backup_on() {
             let bits = self.get(r).and_then(|n| n.state.as_ref()).and_then(|s| m.base_bits(s));
             if let (Some(mat), Some(bits)) = (&self.material, bits) {
@@ -1088,6 +1109,10 @@ where
         if self.minimax_on() {
             self.root_share = self.root_material(m);
         }
+        // The first root was made before the material was set.
+        if self.material_backup_on() && self.get(self.root).is_some_and(|n| n.mat.0.is_nan()) {
+            self.evaluate_mat(m, self.root);
+        }
         let mut cur = self.root;
         let no_state = || MachineError::SearchBug("a node without a state");
         loop {
@@ -1428,7 +1453,26 @@ where
     pub fn backprop_known(&mut self, path: &[Step], value: &[f64]) {
         // Solved first, so that minimax backups carry the exact values up.
         self.update_solved(path);
+        if self.drop_lost && self.loses_unsolved(path) {
+            self.unvisit(path);
+            return;
+        }
         self.add_values(path, value, false);
+    }
+
+    /// Whether the lowest node of `path` that is not solved (those below
+    /// it are: the path ends in a known value, and they were solved as far
+    /// as it decides) chose a move whose solved child is a loss for its
+    /// chooser.
+    fn loses_unsolved(&self, path: &[Step]) -> bool {
+        let Some(i) = path.iter().rposition(|s| self.get(s.node).is_none_or(|n| !n.solved)) else { return false };
+        let Some(n) = self.get(path[i].node) else { return false };
+        let child = match path.get(i + 1) {
+            Some(s) => Some(s.node),
+            None => self.child(n, &path[i].moves),
+        };
+        let Some(c) = child.and_then(|c| self.get(c)).filter(|c| c.solved) else { return false };
+        n.chooser(self.roles).and_then(|r| c.value.get(r)).is_some_and(|&v| v <= 1e-9)
     }
 
     /// Takes back the visits a selection added along `path` whose value

@@ -139,6 +139,9 @@ pub struct Config {
     /// Rollout values moved by the material won in the exchanges on their
     /// path ([`Graph::set_material_backup`]).
     pub material_backup: bool,
+    /// Proven losses at nodes they do not solve are not backed up
+    /// ([`Graph::set_drop_lost`]).
+    pub drop_lost: bool,
 }
 
 impl Default for Config {
@@ -169,6 +172,7 @@ impl Default for Config {
             normalize: false,
             local_material: false,
             material_backup: false,
+            drop_lost: false,
         }
     }
 }
@@ -341,6 +345,7 @@ where
         graph.set_normalize(config.normalize);
         graph.set_local_material(config.local_material);
         graph.set_material_backup(config.material_backup);
+        graph.set_drop_lost(config.drop_lost);
         let seeds = Rng::new(config.seed ^ 0x5eed);
         let per_request = if config.batch { machine.preferred_batch() } else { 1 };
         let runner = if config.lanes { lane_runner(&machine, &config) } else { None };

@@ -88,6 +88,9 @@ pub struct Tuning {
     /// `material-backup=auto|on|off`: Sancho's material-adjusted backups
     /// ([`Config::material_backup`]). auto: off.
     pub material_backup: Switch,
+    /// `drop-lost=auto|on|off`: proven losses not backed up
+    /// ([`Config::drop_lost`]). auto: off.
+    pub drop_lost: Switch,
 }
 
 impl Default for Tuning {
@@ -108,6 +111,7 @@ impl Default for Tuning {
             normalize: Switch::Auto,
             local_material: false,
             material_backup: Switch::Auto,
+            drop_lost: Switch::Auto,
         }
     }
 }
@@ -152,12 +156,13 @@ impl std::str::FromStr for Tuning {
                     }
                 }
                 "material-backup" => t.material_backup = Switch::parse(v).map_err(bad)?,
+                "drop-lost" => t.drop_lost = Switch::parse(v).map_err(bad)?,
                 "exploration" => {
                     t.exploration = Some(within(v, 0.0..=10.0, "a constant from 0 to 10").map_err(bad)?)
                 }
                 _ => {
                     return Err(format!(
-                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave, normalize, material-ref, material-backup)"
+                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave, normalize, material-ref, material-backup, drop-lost)"
                     ))
                 }
             }
@@ -208,6 +213,7 @@ impl Tuning {
         c.normalize = self.normalize.or(false);
         c.local_material = self.local_material;
         c.material_backup = self.material_backup.or(false);
+        c.drop_lost = self.drop_lost.or(false);
         if factored {
             c.factors = a.factors.iter().map(|f| f.moves.clone()).collect();
         }
@@ -236,6 +242,7 @@ mod tests {
         assert!("material-ref=uncle".parse::<Tuning>().is_err());
         assert_eq!("material-backup=on".parse::<Tuning>().unwrap().material_backup, Switch::On);
         assert!("material-backup=2".parse::<Tuning>().is_err());
+        assert_eq!("drop-lost=on".parse::<Tuning>().unwrap().drop_lost, Switch::On);
         assert!("rave=2".parse::<Tuning>().is_err());
         assert!("rave=-1".parse::<Tuning>().is_err());
         assert_eq!("".parse::<Tuning>().unwrap(), Tuning::default());
