@@ -815,7 +815,10 @@ mod tests {
         };
         assert!(each(u64::MAX).is_none(), "the rules ground");
         let stopped = each(2_000);
-        assert!(matches!(&stopped, Some(GroundError::Model(EvalError::TooMuchWork { limit: 2_000, .. }))), "{stopped:?}");
+        assert!(
+            matches!(&stopped, Some(GroundError::Model(EvalError::TooMuchWork { limit: 2_000, .. }))),
+            "{stopped:?}"
+        );
         let attempt = Attempt { rows: usize::MAX, join_steps: 1_500, steps: 2_000 };
         let g = ground_attempts(&game, &limits, &deadline, attempt, None).expect("the last attempt has no step limit");
         assert_eq!(g.atoms.iter().filter(|a| a.rel == RelId::LEGAL).count(), 900);
