@@ -266,11 +266,12 @@ const ATTEMPT_SHARE: f64 = 0.75;
 /// when one explodes; stops when `deadline` passes. (The pipeline applies
 /// projection, [`crate::project::project_locals`], before.)
 ///
-/// An attempt stops after [`Attempt::steps`] join steps (or 75% of the
-/// time there was at the start) while a rewrite could still follow; when it fails, the relation named by a size error and
-/// the large relations of the relaxed model (at least [`REWRITE_ROWS`]
-/// rows) are offered to the magic-set rewrite (with their callers). The
-/// last attempt gets all the time left.
+/// While a rewrite could still follow, an attempt stops after 400M join
+/// steps in all (counted, so at the same point on a busy machine; or
+/// after 75% of the time there was at the start). When it fails, the
+/// relation named by a size error and the large relations of the relaxed
+/// model (at least [`REWRITE_ROWS`] rows) are offered to the magic-set
+/// rewrite (with their callers). The last attempt gets all the time left.
 pub fn ground(game: &Arc<Game>, limits: &GroundLimits, deadline: &Deadline) -> Result<Grounded, GroundError> {
     ground_attempts(game, limits, deadline, ATTEMPT, None)
 }
