@@ -674,12 +674,30 @@ fn local_material_seeds_only_the_moves_that_capture() {
     }
 }
 
+/// `n` iterations of `graph` whose rollouts are all worth 0.5 to both
+/// roles: known values are backed up as they are.
+fn search_with_even_rollouts<M: Simulator>(graph: &mut propel_runtime::mcts::Graph<M>, m: &mut M, n: usize)
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    use propel_runtime::mcts::Leaf;
+    let mut path = Vec::new();
+    for _ in 0..n {
+        match graph.select(m, &mut path).unwrap() {
+            Leaf::Known(v) => graph.backprop_known(&path, &v),
+            Leaf::Rollout(_) => graph.backprop(&path, &[0.5, 0.5]),
+            Leaf::Expand { .. } => unreachable!("an eager selection computes its child"),
+        }
+    }
+}
+
 /// With material backups, every rollout value that passes the end of an
 /// exchange is moved towards the side that came out ahead: rollouts that
 /// all say "even" make the capture look better than the quiet moves.
 #[test]
 fn material_backups_move_values_through_an_exchange() {
-    use propel_runtime::mcts::{Graph, Leaf};
+    use propel_runtime::mcts::Graph;
     let g = game("breakthrough.kif");
     // White to move; (move 1 4 2 5) takes the black pawn, which nothing can take back at once.
     let turns = [
@@ -697,15 +715,8 @@ fn material_backups_move_values_through_an_exchange() {
         graph.set_material(material);
         graph.set_expand_after(1);
         graph.set_material_backup(backup);
-        let mut path = Vec::new();
-        for _ in 0..3000 {
-            match graph.select(&mut m, &mut path).unwrap() {
-                Leaf::Known(v) => graph.backprop_known(&path, &v),
-                // Every rollout says "even": only the material moves values.
-                Leaf::Rollout(_) => graph.backprop(&path, &[0.5, 0.5]),
-                Leaf::Expand { .. } => unreachable!("an eager selection computes its child"),
-            }
-        }
+        // Every rollout says "even": only the material moves values.
+        search_with_even_rollouts(&mut graph, &mut m, 3000);
         graph.check_visits().unwrap();
         let st = graph.root_stats(0).unwrap();
         let i = st.moves.iter().position(|&mv| m.move_kif(mv) == "(move 1 4 2 5)").unwrap();
@@ -727,7 +738,7 @@ fn material_backups_move_values_through_an_exchange() {
 /// moves still open. Without, each losing move keeps that visit, worth 0.
 #[test]
 fn dropped_losses_leave_the_threatened_node_its_one_answer() {
-    use propel_runtime::mcts::{Graph, Leaf};
+    use propel_runtime::mcts::Graph;
     let g = game("tictactoe.kif");
     // o to move: x threatens (mark 1 3); every other move of o loses at once.
     let turns = [["(mark 1 1)", "noop"], ["noop", "(mark 3 3)"], ["(mark 1 2)", "noop"]];
@@ -738,14 +749,7 @@ fn dropped_losses_leave_the_threatened_node_its_one_answer() {
         graph.set_expand_terminal(true);
         graph.set_expand_after(1);
         graph.set_drop_lost(drop);
-        let mut path = Vec::new();
-        for _ in 0..200 {
-            match graph.select(&mut m, &mut path).unwrap() {
-                Leaf::Known(v) => graph.backprop_known(&path, &v),
-                Leaf::Rollout(_) => graph.backprop(&path, &[0.5, 0.5]),
-                Leaf::Expand { .. } => unreachable!("an eager selection computes its child"),
-            }
-        }
+        search_with_even_rollouts(&mut graph, &mut m, 200);
         graph.check_visits().unwrap();
         let st = graph.root_stats(1).unwrap();
         let block = st.moves.iter().position(|&mv| m.move_kif(mv) == "(mark 1 3)").unwrap();
