@@ -81,15 +81,16 @@ pub struct Tuning {
     /// `normalize=auto|on|off`: periodic value normalisation
     /// ([`Config::normalize`]). auto: off.
     pub normalize: Switch,
-    /// `material-ref=root|parent`: material seeds relative to the root,
-    /// or only where a move changes the material, relative to the node it
-    /// leaves ([`Config::local_material`]).
-    pub local_material: bool,
+    /// `material-ref=auto|root|parent`: material seeds relative to the
+    /// root, or only where a move changes the material, relative to the
+    /// node it leaves ([`Config::local_material`]). auto (`None`): parent.
+    pub local_material: Option<bool>,
     /// `material-backup=auto|on|off`: Sancho's material-adjusted backups
-    /// ([`Config::material_backup`]). auto: off.
+    /// ([`Config::material_backup`]). auto: on (they need material).
     pub material_backup: Switch,
     /// `drop-lost=auto|on|off`: proven losses not backed up
-    /// ([`Config::drop_lost`]). auto: off.
+    /// ([`Config::drop_lost`]). auto: on where the analysis found material
+    /// (where it was measured, with the two settings above).
     pub drop_lost: Switch,
 }
 
@@ -109,7 +110,7 @@ impl Default for Tuning {
             cutoff: 0,
             rave: 0.0,
             normalize: Switch::Auto,
-            local_material: false,
+            local_material: None,
             material_backup: Switch::Auto,
             drop_lost: Switch::Auto,
         }
@@ -150,9 +151,10 @@ impl std::str::FromStr for Tuning {
                 "normalize" => t.normalize = Switch::parse(v).map_err(bad)?,
                 "material-ref" => {
                     t.local_material = match v {
-                        "root" => false,
-                        "parent" => true,
-                        _ => return Err(bad(format!("`{v}` is not root or parent"))),
+                        "auto" => None,
+                        "root" => Some(false),
+                        "parent" => Some(true),
+                        _ => return Err(bad(format!("`{v}` is not auto, root or parent"))),
                     }
                 }
                 "material-backup" => t.material_backup = Switch::parse(v).map_err(bad)?,
@@ -211,9 +213,13 @@ impl Tuning {
         c.mast = self.mast;
         c.rave = self.rave;
         c.normalize = self.normalize.or(false);
-        c.local_material = self.local_material;
-        c.material_backup = self.material_backup.or(false);
-        c.drop_lost = self.drop_lost.or(false);
+        // Sancho's three rules for material together (docs/mcts.md,
+        // *Against Sancho, stop 46*: 20-1-7 against the rules before in
+        // self-play on four games with material).
+        let material = c.material.is_some();
+        c.local_material = self.local_material.unwrap_or(true);
+        c.material_backup = self.material_backup.or(true);
+        c.drop_lost = self.drop_lost.or(material);
         if factored {
             c.factors = a.factors.iter().map(|f| f.moves.clone()).collect();
         }
@@ -237,8 +243,9 @@ mod tests {
         assert_eq!("rave=0.05".parse::<Tuning>().unwrap().rave, 0.05);
         assert_eq!("normalize=on".parse::<Tuning>().unwrap().normalize, Switch::On);
         assert!("normalize=maybe".parse::<Tuning>().is_err());
-        assert!("material-ref=parent".parse::<Tuning>().unwrap().local_material);
-        assert!(!"material-ref=root".parse::<Tuning>().unwrap().local_material);
+        assert_eq!("material-ref=parent".parse::<Tuning>().unwrap().local_material, Some(true));
+        assert_eq!("material-ref=root".parse::<Tuning>().unwrap().local_material, Some(false));
+        assert_eq!("material-ref=auto".parse::<Tuning>().unwrap().local_material, None);
         assert!("material-ref=uncle".parse::<Tuning>().is_err());
         assert_eq!("material-backup=on".parse::<Tuning>().unwrap().material_backup, Switch::On);
         assert!("material-backup=2".parse::<Tuning>().is_err());
@@ -276,6 +283,26 @@ mod tests {
         assert_eq!(win_first("greedy=off,win-first=on", &a), Some(vec![3, 7]));
         let none = Analysis { winning: Vec::new(), ..a.clone() };
         assert_eq!(win_first("win-first=on", &none), None);
+    }
+
+    /// Where the analysis found material, Sancho's three rules for it are
+    /// on unless the command line turns them off; without material,
+    /// proven losses are backed up as before.
+    #[test]
+    fn sanchos_material_rules_where_there_is_material() {
+        let material =
+            crate::heuristic::Material { pieces: vec![vec![(0, 1.0)], vec![(1, 1.0)]], names: Vec::new(), weight: 5 };
+        let with = Analysis { material: Some(material), ..Analysis::default() };
+        let config = |t: &str, a: &Analysis| {
+            let mut c = Config::default();
+            t.parse::<Tuning>().unwrap().configure(&mut c, a, true, false);
+            (c.material.is_some(), c.local_material, c.material_backup, c.drop_lost)
+        };
+        assert_eq!(config("", &with), (true, true, true, true));
+        assert_eq!(config("material-ref=root,material-backup=off,drop-lost=off", &with), (true, false, false, false));
+        assert_eq!(config("material=off", &with), (false, true, true, false));
+        assert_eq!(config("", &Analysis::default()).3, false);
+        assert_eq!(config("drop-lost=on", &Analysis::default()).3, true);
     }
 
     /// The analysis scales the exploration constant unless the command
