@@ -301,8 +301,8 @@ mod tests {
         assert_eq!(config("", &with), (true, true, true, true));
         assert_eq!(config("material-ref=root,material-backup=off,drop-lost=off", &with), (true, false, false, false));
         assert_eq!(config("material=off", &with), (false, true, true, false));
-        assert_eq!(config("", &Analysis::default()).3, false);
-        assert_eq!(config("drop-lost=on", &Analysis::default()).3, true);
+        assert!(!config("", &Analysis::default()).3);
+        assert!(config("drop-lost=on", &Analysis::default()).3);
     }
 
     /// The analysis scales the exploration constant unless the command
