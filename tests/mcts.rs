@@ -640,19 +640,17 @@ fn pawns(m: &mut propel_runtime::PropnetMachine, weight: u32) -> propel_runtime:
     propel_runtime::heuristic::Material { pieces, names: vec![Vec::new(), Vec::new()], weight }
 }
 
+/// Bundled breakthrough, white to move: (move 1 4 2 5) takes a black pawn
+/// that nothing can take back at once; no other move takes anything.
+const CAPTURE: [[&str; 2]; 4] =
+    [["(move 1 2 1 3)", "noop"], ["noop", "(move 2 7 2 6)"], ["(move 1 3 1 4)", "noop"], ["noop", "(move 2 6 2 5)"]];
+
 #[test]
 fn local_material_seeds_only_the_moves_that_capture() {
     let g = game("breakthrough.kif");
-    // White to move; (move 1 4 2 5) takes the black pawn, no other move takes anything.
-    let turns = [
-        ["(move 1 2 1 3)", "noop"],
-        ["noop", "(move 2 7 2 6)"],
-        ["(move 1 3 1 4)", "noop"],
-        ["noop", "(move 2 6 2 5)"],
-    ];
     for local in [false, true] {
         let mut m = propnet_machine(&g, propel_compiler::propnet::passes::Pass::ALL);
-        let s = play(&mut m, &turns);
+        let s = play(&mut m, &CAPTURE);
         let mut legal = Vec::new();
         m.legal_moves(&s, 0, &mut legal).unwrap();
         let material = Some(Arc::new(pawns(&mut m, 5)));
@@ -699,17 +697,10 @@ where
 fn material_backups_move_values_through_an_exchange() {
     use propel_runtime::mcts::Graph;
     let g = game("breakthrough.kif");
-    // White to move; (move 1 4 2 5) takes the black pawn, which nothing can take back at once.
-    let turns = [
-        ["(move 1 2 1 3)", "noop"],
-        ["noop", "(move 2 7 2 6)"],
-        ["(move 1 3 1 4)", "noop"],
-        ["noop", "(move 2 6 2 5)"],
-    ];
     let mut capture_mean = Vec::new();
     for backup in [false, true] {
         let mut m = propnet_machine(&g, propel_compiler::propnet::passes::Pass::ALL);
-        let s = play(&mut m, &turns);
+        let s = play(&mut m, &CAPTURE);
         let material = Some(Arc::new(pawns(&mut m, 1)));
         let mut graph = Graph::new(&mut m, s, 100_000, 0.7, 3).unwrap();
         graph.set_material(material);
