@@ -39,6 +39,8 @@
 #                   (copies after the first); the table adds them up. With
 #                   many cores, JOBS=8 COPIES=4 plays 4x the matches in the
 #                   time of one job's
+#   SEED_BASE=0     added to every copy number to seed the players, so that
+#                   a second run plays other games
 #   OUT=strength-suite  records and logs; the table is OUT/table.txt
 #   PORT=9400       first port for `cmd:` players (PORT + job number)
 set -euo pipefail
@@ -52,6 +54,7 @@ JOBS=${JOBS:-1}
 OUT=${OUT:-strength-suite}
 PORT=${PORT:-9400}
 COPIES=${COPIES:-1}
+SEED_BASE=${SEED_BASE:-0}
 CORPUS=${CORPUS:-../shared/games}
 GAMES=${GAMES:-"base/breakthrough base/knightThrough ggp-base-games/connectFour base/pentago.v1
 base/nineBoardTicTacToe base/reversi base/hex base/checkers base/skirmish base/speedChess"}
@@ -89,7 +92,7 @@ serve() {
 # One opponent on one game: the matches of job $3 (copy $4), both seats.
 play() {
   local opp=$1 game=$2 job=$3 copy=$4
-  local SEED=$copy
+  local SEED=$((copy + SEED_BASE))
   local kind=${opp%%:*} rest=${opp#*:}
   local name=${rest%%=*} what=${rest#*=}
   [ "$kind" = uct ] && name=uct
