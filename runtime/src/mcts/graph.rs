@@ -59,6 +59,40 @@ const INV_SQRT_TABLE: usize = 1024;
 /// No node (an index no pool reaches).
 const NONE: NodeRef = NodeRef { idx: u32::MAX, gen: 0 };
 
+/// With RAVE, an untried move's value before its AMAF samples count
+/// (Sancho's "very high value for unplayed" moves).
+const UNTRIED: f64 = 10.0;
+
+/// With RAVE, how much less a move's exploration counts in the part of
+/// its value that its AMAF samples give (Sancho's
+/// `RAVE_EXPLORATION_REDUCTION_FACTOR`).
+const RAVE_EXPLORATION_CUT: f64 = 7.0;
+
+/// UCB's score of an untried move with `a` AMAF samples summing to
+/// `sum` (RAVE): [`UNTRIED`] blended with the AMAF mean plus 0.5 by the
+/// weight `a / (a + 1)` that RAVE gives `a` samples and no visits, as
+/// Sancho does. Without samples it is [`UNTRIED`], above every tried
+/// move; with a few, the moves the rollouts found good are tried first,
+/// and with many bad ones a move waits behind the tried moves that do
+/// well.
+fn rave_untried(a: u32, sum: f32) -> f64 {
+    if a == 0 {
+        return UNTRIED;
+    }
+    let a = a as f64;
+    let w = a / (a + 1.0);
+    (1.0 - w) * UNTRIED + w * (sum as f64 / a + 0.5)
+}
+
+/// The change RAVE makes to a tried move's UCB score (mean plus
+/// `explore`) for `n` visits with mean `mean` and `a` AMAF samples with
+/// mean `amaf`, bias `b`: Sancho's blend `(1 - w) (mean + explore) + w
+/// (amaf + explore / 7)` with `w = a / (a + n + b n a + 1)`.
+fn rave_shift(n: f64, mean: f64, explore: f64, a: f64, amaf: f64, b: f64) -> f64 {
+    let w = a / (a + n + b * n * a + 1.0);
+    w * (amaf - mean) - w * explore * (1.0 - 1.0 / RAVE_EXPLORATION_CUT)
+}
+
 /// One role's move at a node, with its statistics.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Edge<Mv> {
@@ -633,11 +667,14 @@ where
     /// RAVE (Gelly and Silver 2007): each move also keeps the values of
     /// every iteration through its node in which its role played it
     /// there or later in the game (all moves as first), and UCB reads a
-    /// move's value as `(1 - w) * mean + w * amaf mean`, with `w = a / (a
-    /// + n + b n a + 1)` for a move of `n` visits and `a` AMAF samples
-    /// (Silver's minimum-error schedule; Sancho's bias `b` is 0.05):
-    /// early on the many AMAF samples decide, later the move's own. `b` =
-    /// 0: off. The moves come with the rollouts
+    /// move's score as Sancho 1.61d does: `(1 - w) * (mean + exploration)
+    /// + w * (amaf mean + exploration / 7)`, with `w = a / (a + n + b n a
+    /// + 1)` for a move of `n` visits and `a` AMAF samples (Silver's
+    /// minimum-error schedule; Sancho's bias `b` is 0.05): early on the
+    /// many AMAF samples decide, later the move's own. An untried move
+    /// scores 10 blended the same way with its AMAF mean plus 0.5, so
+    /// that the moves the rollouts found good are tried first. `b` = 0:
+    /// off. The moves come with the rollouts
     /// ([`Graph::backprop_moves`]); where they do not, nothing changes.
     pub fn set_rave(&mut self, b: f64) {
         self.rave = if b.is_finite() && b > 0.0 { b } else { 0.0 };
@@ -1026,7 +1063,9 @@ where
     }
 
     /// Role `role`'s move at `r` by UCB1 on its own values; unvisited
-    /// moves first (ties to the first met from a random offset).
+    /// moves first (ties to the first met from a random offset), except
+    /// with RAVE, where an unvisited move with AMAF samples is ranked by
+    /// them ([`rave_untried`]).
     fn ucb(&mut self, r: NodeRef, role: usize) -> u16 {
         let k = self.nodes[r.idx as usize].moves(role);
         if k == 1 {
@@ -1059,18 +1098,25 @@ where
                 continue;
             }
             if e.visits == 0 {
-                return i as u16;
+                if rave == 0.0 || e.amaf == 0 {
+                    return i as u16;
+                }
+                let score = rave_untried(e.amaf, e.amaf_sum);
+                if score > best_score {
+                    (best, best_score) = (i, score);
+                }
+                i = if i + 1 == k { 0 } else { i + 1 };
+                continue;
             }
             // The mean plus c / sqrt(visits).
             let v = e.visits as f64;
-            let mut score = match self.inv_sqrt.get(e.visits as usize) {
-                Some(&r) => (e.sum * r + c) * r,
-                None => (e.sum + c * v.sqrt()) / v,
+            let (mut score, explore) = match self.inv_sqrt.get(e.visits as usize) {
+                Some(&r) => ((e.sum * r + c) * r, c * r),
+                None => ((e.sum + c * v.sqrt()) / v, c / v.sqrt()),
             };
             if rave > 0.0 && e.amaf > 0 {
                 let a = e.amaf as f64;
-                let w = a / (a + v + rave * v * a + 1.0);
-                score += w * (e.amaf_sum as f64 / a - e.sum / v);
+                score += rave_shift(v, e.sum / v, explore, a, e.amaf_sum as f64 / a, rave);
             }
             if alpha > 0.0 {
                 if let Some(share) = self.get(e.child).map(|ch| ch.share).filter(|x| !x.is_nan()) {
@@ -1713,6 +1759,29 @@ mod tests {
         assert_eq!(exchange_value(&[even, nan, up, up], 3), None);
         assert_eq!(exchange_value(&[even, up, back], 2), None);
         assert_eq!(exchange_value(&[even], 0), None);
+    }
+
+    #[test]
+    fn rave_ranks_untried_moves_by_their_samples() {
+        use super::{rave_shift, rave_untried, UNTRIED};
+        // No samples: above everything, as without RAVE.
+        assert_eq!(rave_untried(0, 0.0), UNTRIED);
+        // Few samples still put an untried move first ...
+        assert!(rave_untried(1, 0.0) > 5.0);
+        // ... many rank it by them: a move whose rollouts won goes before
+        // a tried move (4 visits, mean 0.6, exploration 0.7 sqrt(ln 50) /
+        // 2), and one whose rollouts lost waits behind it.
+        let good = rave_untried(40, 36.0);
+        let bad = rave_untried(40, 4.0);
+        let tried = 0.6 + 0.7 * 50f64.ln().sqrt() / 2.0;
+        assert!(good > tried && tried > bad, "{good} {tried} {bad}");
+        // A tried move: many samples at its own mean leave its mean alone
+        // and cut its exploration towards a seventh; none change nothing.
+        let shift = rave_shift(10.0, 0.5, 0.3, 1000.0, 0.5, 0.05);
+        assert!(shift < 0.0 && shift > -0.3 * 6.0 / 7.0, "{shift}");
+        assert_eq!(rave_shift(10.0, 0.5, 0.3, 0.0, 0.0, 0.05), 0.0);
+        // Samples that won lift a move that lost.
+        assert!(rave_shift(3.0, 0.0, 0.3, 100.0, 0.9, 0.05) > 0.3);
     }
 
     #[test]
