@@ -1097,32 +1097,29 @@ where
                 i = if i + 1 == k { 0 } else { i + 1 };
                 continue;
             }
-            if e.visits == 0 {
+            let score = if e.visits == 0 {
                 if rave == 0.0 || e.amaf == 0 {
                     return i as u16;
                 }
-                let score = rave_untried(e.amaf, e.amaf_sum);
-                if score > best_score {
-                    (best, best_score) = (i, score);
+                rave_untried(e.amaf, e.amaf_sum)
+            } else {
+                // The mean plus c / sqrt(visits).
+                let v = e.visits as f64;
+                let (mut score, explore) = match self.inv_sqrt.get(e.visits as usize) {
+                    Some(&r) => ((e.sum * r + c) * r, c * r),
+                    None => ((e.sum + c * v.sqrt()) / v, c / v.sqrt()),
+                };
+                if rave > 0.0 && e.amaf > 0 {
+                    let a = e.amaf as f64;
+                    score += rave_shift(v, e.sum / v, explore, a, e.amaf_sum as f64 / a, rave);
                 }
-                i = if i + 1 == k { 0 } else { i + 1 };
-                continue;
-            }
-            // The mean plus c / sqrt(visits).
-            let v = e.visits as f64;
-            let (mut score, explore) = match self.inv_sqrt.get(e.visits as usize) {
-                Some(&r) => ((e.sum * r + c) * r, c * r),
-                None => ((e.sum + c * v.sqrt()) / v, c / v.sqrt()),
+                if alpha > 0.0 {
+                    if let Some(share) = self.get(e.child).map(|ch| ch.share).filter(|x| !x.is_nan()) {
+                        score += alpha * (self.share_value(share, role) - e.sum / v);
+                    }
+                }
+                score
             };
-            if rave > 0.0 && e.amaf > 0 {
-                let a = e.amaf as f64;
-                score += rave_shift(v, e.sum / v, explore, a, e.amaf_sum as f64 / a, rave);
-            }
-            if alpha > 0.0 {
-                if let Some(share) = self.get(e.child).map(|ch| ch.share).filter(|x| !x.is_nan()) {
-                    score += alpha * (self.share_value(share, role) - e.sum / v);
-                }
-            }
             if score > best_score {
                 (best, best_score) = (i, score);
             }
