@@ -134,3 +134,29 @@ fn a_start_can_be_aborted_while_its_rules_are_read() {
     }
     assert!(!logs.join("propel/big").exists());
 }
+
+/// A match leaves after `--abandon-after` seconds without a command, but
+/// that wait starts at the end of its start clock: a manager sends the
+/// first play only after every player's start has answered or timed out,
+/// so a start clock longer than the wait must not end the match (at a
+/// 90 s start clock the default wait, 60 s plus ten play clocks, once
+/// did: every move of the match became the manager's random one).
+#[test]
+fn the_wait_for_the_first_play_starts_after_the_start_clock() {
+    let logs = temp_dir("abandon");
+    let p = Player::start(&logs, &["--abandon-after", "3"]);
+    let ttt = std::fs::read_to_string(root().join("games/tictactoe.kif")).unwrap();
+    let t = Instant::now();
+    assert_eq!(post(&p.url, format!("(start a1 xplayer ({ttt}) 6 2)")), (200, "ready".into()));
+    assert!(t.elapsed() > Duration::from_secs(4), "the start answered early");
+    // Two of the three seconds (a match that leaves takes a moment to be
+    // gone, and its fallback answers until then).
+    std::thread::sleep(Duration::from_secs(2));
+    let (st, mv) = post(&p.url, "(play a1 nil)");
+    assert_eq!(st, 200, "the match left before its first play: {mv}");
+    assert!(mv.starts_with("(mark "), "{mv}");
+    // Then, with no command for longer than the wait, it leaves.
+    std::thread::sleep(Duration::from_secs(5));
+    let (st, body) = post(&p.url, "(play a1 ((mark 1 1) noop))");
+    assert_eq!(st, 404, "{body}");
+}

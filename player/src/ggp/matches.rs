@@ -83,6 +83,11 @@ pub struct PlayerConfig {
     /// The server's memory limit in bytes, shared by its matches.
     pub max_memory: u64,
     pub http: super::http::Limits,
+    /// Seconds a match waits for its next command, counted from the end
+    /// of its start clock or from its last command, before it leaves
+    /// (the manager has gone away); `None`: [`abandon_after`] of the play
+    /// clock.
+    pub abandon_after: Option<f64>,
     /// Test hook: the search never answers, so that every move comes
     /// from the handlers' fallback.
     pub stall_search: bool,
@@ -394,8 +399,8 @@ impl Acc {
     }
 }
 
-/// How long a match may wait for its next command before it gives up
-/// (the manager has gone away).
+/// How long a match waits for its next command before it gives up (the
+/// manager has gone away), unless `--abandon-after` says otherwise.
 fn abandon_after(play_clock: f64) -> Duration {
     Duration::from_secs_f64(60.0 + 10.0 * play_clock)
 }
@@ -423,6 +428,8 @@ struct Match {
     acc: Acc,
     started: Instant,
     last_command: Instant,
+    /// How long to wait for the next command ([`PlayerConfig::abandon_after`]).
+    idle: Duration,
     search: bool,
     stall: bool,
 }
@@ -521,6 +528,7 @@ impl Match {
             acc: Acc::default(),
             started: req.received,
             last_command: req.received,
+            idle: cfg.abandon_after.map_or_else(|| abandon_after(req.play_clock), Duration::from_secs_f64),
             search,
             stall: cfg.stall_search,
         };
@@ -530,6 +538,10 @@ impl Match {
             return Err(aborted());
         }
         m.record(json!({"phase": "start", "machine": m.brain.machine()}));
+        // The wait for the first play starts now: a manager sends it only
+        // once every player's start has answered or run out its clock,
+        // so a long start clock must not count against it.
+        m.last_command = Instant::now();
         let _ = ready.send(Ok(()));
         Ok(m)
     }
@@ -544,11 +556,11 @@ impl Match {
                     Ok(c) => c,
                     Err(TryRecvError::Empty) => {
                         // Ponders until a command (or a new machine) comes.
-                        if let Err(e) = self.think_until(self.last_command + abandon_after(self.shared.play_clock)) {
+                        if let Err(e) = self.think_until(self.last_command + self.idle) {
                             warn!("pondering: {e:#}");
                             std::thread::sleep(POLL);
                         }
-                        if self.last_command.elapsed() > abandon_after(self.shared.play_clock) {
+                        if self.last_command.elapsed() > self.idle {
                             warn!("no command for too long; leaving the match");
                             return;
                         }
@@ -560,7 +572,7 @@ impl Match {
                 match self.commands.recv_timeout(POLL * 5) {
                     Ok(c) => c,
                     Err(RecvTimeoutError::Timeout) => {
-                        if self.last_command.elapsed() > abandon_after(self.shared.play_clock) {
+                        if self.last_command.elapsed() > self.idle {
                             warn!("no command for too long; leaving the match");
                             return;
                         }

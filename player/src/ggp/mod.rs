@@ -49,6 +49,11 @@ pub struct PlayerArgs {
     /// Clocks longer than this many seconds are taken as this long.
     #[arg(long, default_value_t = 3600.0)]
     pub max_clock: f64,
+    /// Seconds a match waits for its next command (counted from the end of
+    /// its start clock, then from each command) before it leaves, taking
+    /// the manager to have gone away. Default: 60 plus ten play clocks.
+    #[arg(long, value_parser = crate::opts::seconds_between(0.1, crate::opts::MAX_SECONDS), allow_hyphen_values = true)]
+    pub abandon_after: Option<f64>,
     /// Test hook: the search never answers, so every move comes from the
     /// handlers' fallback (the current state's legal moves).
     #[arg(long, hide = true)]
@@ -145,6 +150,7 @@ impl PlayerArgs {
             max_clock: self.max_clock,
             max_memory,
             http: http::Limits::default(),
+            abandon_after: self.abandon_after,
             stall_search: self.test_stall_search,
         })
     }
