@@ -144,19 +144,19 @@ fn a_start_can_be_aborted_while_its_rules_are_read() {
 #[test]
 fn the_wait_for_the_first_play_starts_after_the_start_clock() {
     let logs = temp_dir("abandon");
-    let p = Player::start(&logs, &["--abandon-after", "3"]);
+    let p = Player::start(&logs, &["--abandon-after", "4"]);
     let ttt = std::fs::read_to_string(root().join("games/tictactoe.kif")).unwrap();
     let t = Instant::now();
     assert_eq!(post(&p.url, format!("(start a1 xplayer ({ttt}) 6 2)")), (200, "ready".into()));
     assert!(t.elapsed() > Duration::from_secs(4), "the start answered early");
-    // Two of the three seconds (a match that leaves takes a moment to be
+    // Two of the four seconds (a match that leaves takes a moment to be
     // gone, and its fallback answers until then).
     std::thread::sleep(Duration::from_secs(2));
     let (st, mv) = post(&p.url, "(play a1 nil)");
     assert_eq!(st, 200, "the match left before its first play: {mv}");
     assert!(mv.starts_with("(mark "), "{mv}");
     // Then, with no command for longer than the wait, it leaves.
-    std::thread::sleep(Duration::from_secs(5));
+    std::thread::sleep(Duration::from_secs(7));
     let (st, body) = post(&p.url, "(play a1 ((mark 1 1) noop))");
     assert_eq!(st, 404, "{body}");
 }
