@@ -36,6 +36,12 @@ fn check_exact(path: &Path, count: usize, seeds: &[u64]) {
 
 /// [`check_exact`] with win-first lanes taking `winning` on both sides.
 fn check_exact_win_first(path: &Path, count: usize, seeds: &[u64], winning: &[u32]) {
+    check_exact_with(path, count, seeds, winning, false);
+}
+
+/// [`check_exact`] with win-first lanes taking `winning`, and decisive
+/// lanes where `decisive`.
+fn check_exact_with(path: &Path, count: usize, seeds: &[u64], winning: &[u32], decisive: bool) {
     let (p, mut m) = jit_of(path);
     let code = m.code().clone();
     let plan = code.lanes().unwrap_or_else(|| panic!("{}: no lane code", path.display()));
@@ -44,6 +50,12 @@ fn check_exact_win_first(path: &Path, count: usize, seeds: &[u64], winning: &[u3
     let mut lanes = Lanes::new(plan);
     lanes.set_win_first(plan, winning);
     m.set_win_first(winning);
+    lanes.set_decisive(plan, decisive);
+    m.set_decisive(decisive);
+    // Decisive lanes are checked with safe-first, which takes moves back
+    // on the wins they find.
+    lanes.set_safe_first(decisive);
+    m.set_safe_first(decisive);
     for &seed in seeds {
         let (mut g1, mut l1) = (Vec::new(), Vec::new());
         m.lane_playouts(&s0, count, seed, 100_000, &mut g1, &mut l1).unwrap();
@@ -218,6 +230,19 @@ fn opening_game(every_move_opens: bool) -> Arc<propel_compiler::Game> {
 /// with black's `win` as the win-first move, safe-first on or off; the
 /// generated code and the reference evaluator must play the same games.
 fn white_wins(every_move_opens: bool, safe: bool, n: usize) -> f64 {
+    opening_wins(every_move_opens, Policy::WinFirst { safe }, n)
+}
+
+/// How the lanes of [`opening_wins`] choose.
+#[derive(Clone, Copy)]
+enum Policy {
+    Uniform,
+    WinFirst { safe: bool },
+    Decisive { safe: bool },
+}
+
+/// [`white_wins`] under any policy.
+fn opening_wins(every_move_opens: bool, policy: Policy, n: usize) -> f64 {
     let game = opening_game(every_move_opens);
     let p = prepare(&game, &BuildOptions::default()).unwrap();
     let pm = p.propnet();
@@ -227,13 +252,20 @@ fn white_wins(every_move_opens: bool, safe: bool, n: usize) -> f64 {
     let code = m.code().clone();
     let plan = code.lanes().expect("lane code");
     let s0 = m.initial_state().unwrap();
+    let (win, safe, decisive) = match policy {
+        Policy::Uniform => (vec![], false, false),
+        Policy::WinFirst { safe } => (win, safe, false),
+        Policy::Decisive { safe } => (vec![], safe, true),
+    };
     m.set_win_first(&win);
     m.set_safe_first(safe);
+    m.set_decisive(decisive);
     let (mut goals, mut lengths) = (Vec::new(), Vec::new());
     m.lane_playouts(&s0, n, 9, 1000, &mut goals, &mut lengths).unwrap();
     let mut lanes = Lanes::new(plan);
     lanes.set_win_first(plan, &win);
     lanes.set_safe_first(safe);
+    lanes.set_decisive(plan, decisive);
     let mut reference = Reference::new(p.lane_net(), p.goal_net(), plan);
     let (mut g2, mut l2) = (vec![0; n * 2], vec![0; n]);
     lanes.run(plan, &mut reference, code.role_range(), |_| s0.bits(), n, 9, 1000, &mut g2, &mut l2).unwrap();
@@ -251,6 +283,50 @@ fn safe_first_lanes_take_back_a_move_that_gives_a_win() {
     // Where every move gives black the win, the lanes run out of moves to
     // try and play on: black wins every game, and nothing stalls.
     assert_eq!(white_wins(true, true, 300), 0.0);
+}
+
+/// Decisive lanes find black's win one ply ahead without being told
+/// which move wins: where it is legal black always plays it, so white
+/// wins only after `c` (a third of the games), against two thirds with
+/// uniform moves (black finds `win` half the time). The generated code
+/// and the reference play the same games.
+#[test]
+fn decisive_lanes_find_the_win_one_ply_ahead() {
+    let uniform = opening_wins(false, Policy::Uniform, 600);
+    assert!((0.58..0.75).contains(&uniform), "uniform: white wins {uniform} (about two thirds)");
+    let decisive = opening_wins(false, Policy::Decisive { safe: false }, 600);
+    assert!((0.25..0.42).contains(&decisive), "decisive: white wins {decisive} (about a third)");
+    assert_eq!(opening_wins(true, Policy::Decisive { safe: false }, 300), 0.0, "every move opens: black always wins");
+}
+
+/// With safe-first, the look-ahead's wins are threats too: white takes
+/// back `a` and `b`, which leave black its win, and always plays `c`;
+/// where every move opens, white runs out of moves to try and plays on.
+#[test]
+fn decisive_safe_first_lanes_take_back_a_move_that_leaves_a_win() {
+    assert_eq!(opening_wins(false, Policy::Decisive { safe: true }, 600), 1.0);
+    assert_eq!(opening_wins(true, Policy::Decisive { safe: true }, 300), 0.0);
+}
+
+/// Decisive lanes play exactly the reference's games on the bundled
+/// games and on corpus games with a goal network and simultaneous moves.
+/// Breakthrough is left out: the reference evaluates every lane from
+/// scratch for each of its thirty-odd moves a step (43 s in release).
+#[test]
+fn decisive_lanes_match_the_reference_evaluator_exactly() {
+    let games = bundled_games().into_iter().filter(|g| !g.ends_with("breakthrough.kif"));
+    for g in games {
+        check_exact_with(&g, 130, &[3], &[], true);
+    }
+    let Some(dir) = corpus_dir() else { return };
+    for name in ["ggp-base-games/connectFour.kif", "base/pentago.v1.kif", "base/blocker.kif"] {
+        let path = dir.join(name);
+        if path.exists() {
+            check_exact_with(&path, 20, &[7], &[], true);
+        } else {
+            propel_tests::skip(&format!("{} not found", path.display()));
+        }
+    }
 }
 
 /// Material for the bundled breakthrough: one point per pawn of each side.

@@ -16,7 +16,8 @@
 //! uniformly among all its legal inputs as before. With the set empty
 //! nothing changes (not even the random draws).
 //!
-//! Safe-first lanes ([`Lanes::set_safe_first`], with a win-first set):
+//! Safe-first lanes ([`Lanes::set_safe_first`], with a win-first set or
+//! decisive lanes, whose look-ahead then finds the wins):
 //! where a lane's move leaves another role a winning input legal, the lane
 //! takes the move back and chooses again among the moves it has not
 //! tried, until one leaves no such win, none is left or it has tried
@@ -24,6 +25,17 @@
 //! anti-decisive moves of heavy playouts; Sancho's greedy rollouts do the
 //! same by backtracking). A lane that takes a move back sits out one step,
 //! so the other lanes never wait for it.
+//!
+//! Decisive lanes ([`Lanes::set_decisive`]): before each step, every move
+//! of a role that has a choice (the others having one legal move each) is
+//! played one ply ahead on a copy of the lane memory, and a lane where
+//! some move ends the game with the role's win plays one of those, drawn
+//! uniformly; the others draw as before. Win-first lanes need moves that
+//! win wherever they are legal (breakthrough's last row); this finds the
+//! wins of games where no move always wins (four in a row), at the cost
+//! of one evaluation of the network per step for each move of the lane
+//! with the most moves (each lane tries its first untried move in each
+//! round; Teytaud and Teytaud's decisive moves).
 
 mod choose;
 
@@ -155,6 +167,58 @@ pub struct Lanes {
     cutoff: Option<Cutoff>,
     /// The inputs each lane has played ([`Lanes::set_record_moves`]).
     moves: Option<MoveLog>,
+    /// Decisive lanes' look-ahead ([`Lanes::set_decisive`]).
+    decisive: Option<Box<Decisive>>,
+}
+
+/// What decisive lanes keep for their one-ply look-ahead.
+#[derive(Clone, Debug)]
+struct Decisive {
+    /// Per role, the goal word of its win (value 100), if it has one.
+    win_goal: Vec<Option<u32>>,
+    /// The lane memory with the other roles' single moves written, and
+    /// the copy one candidate's children are evaluated in.
+    base: Vec<Word>,
+    probe: Vec<Word>,
+    /// The aliased bases' next words ([`advance_words`]).
+    next: Vec<Word>,
+    /// At an input's legal word, the lanes where it wins at once (only
+    /// at the words of `wins`; zero elsewhere).
+    masks: Vec<Word>,
+    /// This step's inputs that win in some lane, ascending.
+    wins: Vec<u32>,
+    /// Per role, the lanes where it has two legal inputs or more.
+    choice: Vec<Word>,
+    /// Each chooser's win goal word and lanes; each candidate input and
+    /// the lanes that have yet to try it; the inputs of this round.
+    owns: Vec<(u32, Word)>,
+    left: Vec<(u32, Word)>,
+    round: Vec<(u32, Word)>,
+}
+
+impl Decisive {
+    fn new(plan: &LanePlan, aliased: usize) -> Decisive {
+        let roles = plan.goals.iter().map(|g| g.0 as usize + 1).max().unwrap_or(0);
+        let mut win_goal = vec![None; roles];
+        for &(role, value, w) in &plan.goals {
+            if value == u32::from(crate::machine::GOAL_MAX) {
+                win_goal[role as usize] = Some(w);
+            }
+        }
+        let n = plan.words as usize;
+        Decisive {
+            win_goal,
+            base: vec![0; n],
+            probe: vec![0; n],
+            next: vec![0; aliased],
+            masks: vec![0; n],
+            wins: Vec::new(),
+            choice: Vec::new(),
+            owns: Vec::new(),
+            left: Vec::new(),
+            round: Vec::new(),
+        }
+    }
 }
 
 /// The inputs each lane has played in its current playout, for move
@@ -277,7 +341,21 @@ impl Lanes {
             safe_state: Safe::default(),
             cutoff: None,
             moves: None,
+            decisive: None,
         }
+    }
+
+    /// Decisive move choice (see the module comment): each step, the
+    /// moves of the role with a choice are tried one ply ahead, and a lane
+    /// where one of them wins at once plays one of those. Takes the place
+    /// of the win-first inputs while on.
+    pub fn set_decisive(&mut self, plan: &LanePlan, on: bool) {
+        self.decisive = on.then(|| Box::new(Decisive::new(plan, self.aliased.len())));
+    }
+
+    /// Whether decisive move choice is on.
+    pub fn decisive(&self) -> bool {
+        self.decisive.is_some()
     }
 
     /// Records the inputs each lane plays, handed to the source as each
@@ -329,9 +407,9 @@ impl Lanes {
     }
 
     /// Whether safe-first move choice is on and has winning moves to
-    /// look for.
+    /// look for (win-first inputs, or decisive lanes' look-ahead).
     pub fn safe_first(&self) -> bool {
-        self.safe && !self.win.is_empty()
+        self.safe && (!self.win.is_empty() || self.decisive.is_some())
     }
 
     /// Win-first move choice: wherever a role has one of `winning` legal
@@ -547,10 +625,13 @@ impl Lanes {
             }
             // Safe-first: lanes whose last move left another role a win
             // take it back and sit this step out.
+            // Decisive lanes look one ply ahead first: the wins found
+            // are also the threats safe-first takes back.
+            self.clear_inputs();
+            self.look_ahead(plan, eval, role_range, active & !self.forced);
             let back = if safe { self.take_back(plan, role_range, active & !given & !loaded) } else { 0 };
             // Neither the move taken back nor the step sat out counts.
             each_lane(back, |l| self.started[l] += 2);
-            self.clear_inputs();
             let (forced, fresh) = (self.forced & active, fresh & !ended);
             let moving = active & !forced & !back;
             if safe {
@@ -582,26 +663,106 @@ impl Lanes {
     /// (which keep their terminal state until their goals are read).
     fn advance(&mut self, parked: Word) {
         let Lanes { words, next, direct, aliased, .. } = self;
-        for (x, &(n, _)) in next.iter_mut().zip(aliased.iter()) {
-            *x = words[n as usize];
+        advance_words(words, next, direct, aliased, parked);
+    }
+
+    /// Decisive lanes: finds, for the lanes of `moving` where exactly one
+    /// role has a choice, the inputs that end the game at once with that
+    /// role's win (`Decisive::wins`, `Decisive::masks`), by evaluating
+    /// the children in a copy of the lane memory, one round per move of
+    /// the lane with the most. Called with this step's inputs cleared and
+    /// the state's gates evaluated.
+    fn look_ahead(&mut self, plan: &LanePlan, eval: &mut impl LaneEval, role_range: &[(u32, u32)], moving: Word) {
+        let Lanes { words, direct, aliased, decisive, .. } = self;
+        let Some(d) = decisive.as_deref_mut() else { return };
+        for &i in &d.wins {
+            d.masks[plan.legal[i as usize] as usize] = 0;
         }
-        if parked == 0 {
-            for &(n, b) in direct.iter() {
-                words[b as usize] = words[n as usize];
+        d.wins.clear();
+        d.choice.clear();
+        let (mut once, mut twice) = (0 as Word, 0 as Word);
+        for &(lo, hi) in role_range {
+            let (mut any, mut many) = (0 as Word, 0 as Word);
+            for &at in &plan.legal[lo as usize..hi as usize] {
+                let w = words[at as usize] & moving;
+                many |= any & w;
+                any |= w;
             }
-            for (&x, &(_, b)) in next.iter().zip(aliased.iter()) {
-                words[b as usize] = x;
-            }
+            d.choice.push(many);
+            twice |= once & many;
+            once |= many;
+        }
+        // Simultaneous choices are left to the uniform draw.
+        let single = once & !twice;
+        if single == 0 {
             return;
         }
-        let blend = |old: &mut Word, x: Word| *old = (x & !parked) | (*old & parked);
-        for &(n, b) in direct.iter() {
-            let x = words[n as usize];
-            blend(&mut words[b as usize], x);
+        d.base.copy_from_slice(words);
+        for (r, &(lo, hi)) in role_range.iter().enumerate() {
+            // A role without a choice plays its one legal input.
+            let passive = single & !d.choice[r];
+            for i in lo as usize..hi as usize {
+                d.base[plan.input[i] as usize] = words[plan.legal[i] as usize] & passive;
+            }
         }
-        for (&x, &(_, b)) in next.iter().zip(aliased.iter()) {
-            blend(&mut words[b as usize], x);
+        // Each lane's untried moves; each round plays every lane's first
+        // untried one at once, so the rounds are as many as the most
+        // moves a lane has, not the moves legal in some lane.
+        d.left.clear();
+        d.owns.clear();
+        for (r, &(lo, hi)) in role_range.iter().enumerate() {
+            let own = single & d.choice[r];
+            let Some(goal) = d.win_goal.get(r).copied().flatten().filter(|_| own != 0) else { continue };
+            d.owns.push((goal, own));
+            for i in lo as usize..hi as usize {
+                let lanes = words[plan.legal[i] as usize] & own;
+                if lanes != 0 {
+                    d.left.push((i as u32, lanes));
+                }
+            }
         }
+        loop {
+            d.probe.copy_from_slice(&d.base);
+            d.round.clear();
+            let mut unpicked = !0 as Word;
+            for (i, left) in d.left.iter_mut() {
+                let p = *left & unpicked;
+                if p != 0 {
+                    unpicked &= !p;
+                    *left &= !p;
+                    d.probe[plan.input[*i as usize] as usize] |= p;
+                    d.round.push((*i, p));
+                }
+            }
+            if d.round.is_empty() {
+                break;
+            }
+            d.left.retain(|&(_, l)| l != 0);
+            eval.next(&mut d.probe);
+            advance_words(&mut d.probe, &mut d.next, direct, aliased, 0);
+            eval.state(&mut d.probe);
+            let ended = d.probe[plan.terminal as usize] & !unpicked;
+            if ended == 0 {
+                continue;
+            }
+            if plan.goal_net {
+                eval.goals(&mut d.probe);
+            }
+            let win = d.owns.iter().fold(0 as Word, |x, &(goal, own)| x | (d.probe[goal as usize] & own)) & ended;
+            if win == 0 {
+                continue;
+            }
+            for &(i, p) in &d.round {
+                let at = plan.legal[i as usize] as usize;
+                if p & win != 0 {
+                    if d.masks[at] == 0 {
+                        d.wins.push(i);
+                    }
+                    d.masks[at] |= p & win;
+                }
+            }
+        }
+        d.wins.sort_unstable();
     }
 
     /// Safe-first: the lanes of `candidates` (they chose their last move
@@ -609,14 +770,20 @@ impl Lanes {
     /// take it back: their bases return to the state before it, and the
     /// move joins the ones they may not choose again. Returns those lanes.
     fn take_back(&mut self, plan: &LanePlan, role_range: &[(u32, u32)], candidates: Word) -> Word {
-        let Lanes { words, win, safe_state: st, .. } = self;
+        let Lanes { words, win, safe_state: st, decisive, .. } = self;
         let moved = candidates & !st.waited;
         let mut back = 0 as Word;
+        // The winning inputs and, at their legal words, where they win:
+        // the look-ahead's, or the win-first set's wherever legal.
+        let (win, at) = match decisive.as_deref() {
+            Some(d) => (&d.wins[..], &d.masks[..]),
+            None => (&win[..], &words[..]),
+        };
         for &(lo, hi) in role_range {
             let a = win.partition_point(|&i| i < lo);
             let b = win.partition_point(|&i| i < hi);
             let mut threat =
-                win[a..b].iter().fold(0, |x, &i| x | words[plan.legal[i as usize] as usize]) & moved & !st.spent;
+                win[a..b].iter().fold(0, |x, &i| x | at[plan.legal[i as usize] as usize]) & moved & !st.spent;
             each_lane(threat, |l| {
                 if st.tries[l] >= SAFE_TRIES {
                     threat &= !LANE_BIT[l];
@@ -834,16 +1001,37 @@ impl Lanes {
         roles: usize,
         rng: &mut Rng,
     ) -> Result<(), LaneError> {
-        let Lanes { words, cands, played, dense_legal, fresh_moves, scratch, win, win_cands, safe, safe_state, .. } =
-            self;
+        let Lanes {
+            words,
+            cands,
+            played,
+            dense_legal,
+            fresh_moves,
+            scratch,
+            win,
+            win_cands,
+            safe,
+            safe_state,
+            decisive,
+            ..
+        } = self;
         if live == 0 {
             return Ok(());
         }
         // Win-first: the lanes with a winning input legal (an OR of its
         // legal words; nothing at all when the set is empty). They draw
         // among those; the others (`rest`) among all their legal inputs.
+        // Decisive lanes: the inputs the look-ahead found winning, each
+        // with its own lanes (`masks`, at the legal words).
         let (mut wins, mut winning) = (&[][..], 0 as Word);
-        if !win.is_empty() {
+        let mut masks: &[Word] = words;
+        if let Some(d) = decisive.as_deref() {
+            let lo = d.wins.partition_point(|&i| (i as usize) < inputs.start);
+            let hi = d.wins.partition_point(|&i| (i as usize) < inputs.end);
+            wins = &d.wins[lo..hi];
+            winning = wins.iter().fold(0, |a, &i| a | d.masks[plan.legal[i as usize] as usize]) & live;
+            masks = &d.masks;
+        } else if !win.is_empty() {
             let lo = win.partition_point(|&i| (i as usize) < inputs.start);
             let hi = win.partition_point(|&i| (i as usize) < inputs.end);
             wins = &win[lo..hi];
@@ -872,7 +1060,7 @@ impl Lanes {
             }
         });
         if winning != 0 {
-            win_cands.pick_out(wins, words, &plan.legal, winning);
+            win_cands.pick_out(wins, masks, &plan.legal, winning);
         }
         let log = if *safe { Some(&mut safe_state.chosen) } else { None };
         let mut out = choose::Moves { words, played, at: &plan.input, log };
@@ -889,6 +1077,32 @@ impl Lanes {
 /// Lanes parked before a separate goal network is evaluated for them
 /// (`Lanes::stream`).
 const PARKED_LANES: u32 = 16;
+
+/// Every base of `words` takes its next-state word (`direct` in place;
+/// `aliased` through `next`, since another base's word is read), except
+/// in the `parked` lanes.
+fn advance_words(words: &mut [Word], next: &mut [Word], direct: &[(u32, u32)], aliased: &[(u32, u32)], parked: Word) {
+    for (x, &(n, _)) in next.iter_mut().zip(aliased.iter()) {
+        *x = words[n as usize];
+    }
+    if parked == 0 {
+        for &(n, b) in direct.iter() {
+            words[b as usize] = words[n as usize];
+        }
+        for (&x, &(_, b)) in next.iter().zip(aliased.iter()) {
+            words[b as usize] = x;
+        }
+        return;
+    }
+    let blend = |old: &mut Word, x: Word| *old = (x & !parked) | (*old & parked);
+    for &(n, b) in direct.iter() {
+        let x = words[n as usize];
+        blend(&mut words[b as usize], x);
+    }
+    for (&x, &(_, b)) in next.iter().zip(aliased.iter()) {
+        blend(&mut words[b as usize], x);
+    }
+}
 
 /// Whether two states are equal: a loop, not `==`, which calls `memcmp`
 /// (slow for the one or few words of a state, and called per lane refilled).

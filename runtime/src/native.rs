@@ -147,6 +147,8 @@ pub struct NativeMachine {
     win_first: Vec<u32>,
     /// Safe-first lane playouts ([`Lanes::set_safe_first`]).
     safe_first: bool,
+    /// Decisive lane playouts ([`Lanes::set_decisive`]).
+    decisive: bool,
     /// Material-cutoff lane playouts: steps, material and the reference
     /// state's bits ([`NativeMachine::set_cutoff`]).
     cutoff: Option<(u32, crate::heuristic::Material, Vec<u64>)>,
@@ -189,6 +191,7 @@ impl Clone for NativeMachine {
         m.batch_lanes = self.batch_lanes;
         m.win_first = self.win_first.clone();
         m.safe_first = self.safe_first;
+        m.decisive = self.decisive;
         m
     }
 }
@@ -219,6 +222,7 @@ impl NativeMachine {
             batch_lanes,
             win_first: Vec::new(),
             safe_first: false,
+            decisive: false,
             cutoff: None,
             goal_vals: Vec::new(),
             bits: Vec::new(),
@@ -429,6 +433,19 @@ impl LaneRunner {
         self.lanes.safe_first()
     }
 
+    /// Decisive move choice in this runner's lanes (see
+    /// [`Lanes::set_decisive`]).
+    pub fn set_decisive(&mut self, on: bool) {
+        if let Some(plan) = self.code.lanes() {
+            self.lanes.set_decisive(plan, on);
+        }
+    }
+
+    /// Whether decisive move choice is in use.
+    pub fn decisive(&self) -> bool {
+        self.lanes.decisive()
+    }
+
     /// Whether this runner's lanes tell their sources the moves each
     /// playout played ([`Lanes::set_record_moves`]).
     pub fn set_record_moves(&mut self, on: bool) {
@@ -493,6 +510,15 @@ impl NativeMachine {
         self.safe_first = on;
         if let Some(lanes) = self.lanes.as_mut() {
             lanes.set_safe_first(on);
+        }
+    }
+
+    /// Decisive move choice in this machine's lane playouts (see
+    /// [`Lanes::set_decisive`]).
+    pub fn set_decisive(&mut self, on: bool) {
+        self.decisive = on;
+        if let (Some(lanes), Some(plan)) = (self.lanes.as_mut(), self.code.lanes()) {
+            lanes.set_decisive(plan, on);
         }
     }
 
@@ -580,10 +606,12 @@ impl NativeMachine {
         let code = self.code.clone();
         let plan = code.lanes().ok_or(MachineError::NoLaneCode)?;
         let (win_first, safe_first, cutoff) = (&self.win_first, self.safe_first, &self.cutoff);
+        let decisive = self.decisive;
         let lanes = self.lanes.get_or_insert_with(|| {
             let mut l = Lanes::new(plan);
             l.set_win_first(plan, win_first);
             l.set_safe_first(safe_first);
+            l.set_decisive(plan, decisive);
             apply_cutoff(&mut l, plan, cutoff);
             l
         });

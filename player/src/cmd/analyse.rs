@@ -72,6 +72,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         "exploration_reason": an.exploration_reason,
         "greedy_rollouts": an.greedy_rollouts,
         "greedy_reason": an.greedy_reason,
+        "decisive": an.decisive,
+        "decisive_reason": an.decisive_reason,
         "rollouts_per_request": an.rollouts_per_request,
         "missed_wins": an.missed_wins,
         "terminating_moves": an.terminating_moves,
@@ -129,6 +131,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     println!("exploration: {:.2} ({})", an.exploration, an.exploration_reason);
     println!("greedy rollouts: {} ({})", an.greedy_rollouts, an.greedy_reason);
+    println!("decisive lanes: {} ({})", an.decisive, an.decisive_reason);
     println!("winning moves (win-first lanes): {} (e.g. {})", an.winning.len(), an.winning_names.join(", "));
     println!(
         "material: {} ({})",

@@ -42,10 +42,15 @@ pub struct Args {
     /// `winning`).
     #[arg(long, value_parser = opts::seconds(), allow_hyphen_values = true, requires = "fast")]
     win_first: Option<f64>,
-    /// With `--win-first`: safe-first lanes (a lane's move that leaves
-    /// the other side a winning move is taken back and another tried).
-    #[arg(long, requires = "win_first")]
+    /// With `--win-first` or `--decisive`: safe-first lanes (a lane's
+    /// move that leaves the other side a winning move is taken back and
+    /// another tried).
+    #[arg(long)]
     safe_first: bool,
+    /// With `--fast`: decisive lanes (each step tries every move one ply
+    /// ahead and takes one that wins at once: docs/mcts.md, `decisive`).
+    #[arg(long, requires = "fast")]
+    decisive: bool,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -81,8 +86,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 eprintln!("win-first lanes: {} winning moves", w.len());
             }
             m.set_win_first(&w);
-            m.set_safe_first(a.safe_first);
         }
+        m.set_decisive(a.decisive);
+        m.set_safe_first(a.safe_first);
         (fast_playouts(&mut m, Duration::from_secs_f64(secs), a.count, a.seed)?, chosen)
     } else {
         with_machine!(a.machine, game, |m, chosen| {

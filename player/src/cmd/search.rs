@@ -70,10 +70,15 @@ pub struct Args {
     /// Seconds of random games that find the win-first moves (0.01 to 60).
     #[arg(long, default_value_t = 1.0, value_parser = opts::seconds_between(0.01, 60.0), allow_hyphen_values = true, requires = "win_first")]
     win_first_sample: f64,
-    /// With `--win-first`: safe-first lanes (a lane's move that leaves
-    /// the other side a winning move is taken back and another tried).
-    #[arg(long, requires = "win_first")]
+    /// With `--win-first` or `--decisive`: safe-first lanes (a lane's
+    /// move that leaves the other side a winning move is taken back and
+    /// another tried).
+    #[arg(long)]
     safe_first: bool,
+    /// Decisive lanes: each rollout step tries every move one ply ahead
+    /// and takes one that wins at once (docs/mcts.md, `decisive`).
+    #[arg(long)]
+    decisive: bool,
     /// Make terminal children on expansion (wins one move away solve a node).
     #[arg(long)]
     expand_terminal: bool,
@@ -177,6 +182,7 @@ where
         // leaf at a time rather than ignore it.
         lanes: !a.no_lanes && !a.greedy,
         safe_first: a.safe_first,
+        decisive: a.decisive,
         win_first,
         heuristic: None,
         factors: Vec::new(),
@@ -190,10 +196,11 @@ where
         a.search.configure(&mut cfg, an, true, false);
         // As the player: greedy rollouts with no winning moves for lanes
         // run one leaf at a time.
-        cfg.lanes = !a.no_lanes && (!cfg.greedy || cfg.win_first.is_some());
+        cfg.lanes = !a.no_lanes && (!cfg.greedy || cfg.win_first.is_some() || cfg.decisive);
         if a.rave > 0.0 {
             cfg.rave = a.rave;
         }
+        cfg.decisive |= a.decisive;
     }
     let mut search = Search::new(m, s0, cfg)?;
     let deadline = Instant::now() + Duration::from_secs_f64(a.seconds);

@@ -996,13 +996,20 @@ fn spawn_builder(
                 // winning moves were found); else greedy rollouts run one
                 // leaf at a time, and one state at a time the interpreter
                 // is the faster machine on most games (docs/native.md).
-                let (greedy, win_first, safe, rave) = match &strategy {
-                    Strategy::Mcts(c) => (c.greedy, c.win_first.as_ref().map_or(0, |w| w.len()), c.safe_first, c.rave),
-                    _ => (false, 0, false, 0.0),
+                let (greedy, win_first, safe, decisive, rave) = match &strategy {
+                    Strategy::Mcts(c) => {
+                        (c.greedy, c.win_first.as_ref().map_or(0, |w| w.len()), c.safe_first, c.decisive, c.rave)
+                    }
+                    _ => (false, 0, false, false, 0.0),
                 };
-                if cfg.lanes && (!greedy || win_first > 0) && m.has_lanes() && wants(&MachineKind::Propnet) {
+                if cfg.lanes && (!greedy || win_first > 0 || decisive) && m.has_lanes() && wants(&MachineKind::Propnet)
+                {
                     let lanes = if safe { "safe-first" } else { "win-first" };
                     let policy = match (win_first, greedy) {
+                        _ if decisive && safe => {
+                            "decisive safe-first lanes (every move tried one ply ahead for a win; a move that leaves one taken back)".to_string()
+                        }
+                        _ if decisive => "decisive lanes (every move tried one ply ahead for a win)".to_string(),
                         (0, _) => "uniform lane rollouts".to_string(),
                         (n, true) => format!("{lanes} lanes instead of greedy rollouts ({n} winning moves)"),
                         (n, false) => format!("{lanes} lanes ({n} winning moves)"),

@@ -92,10 +92,14 @@ pub struct Config {
     /// (`lanes::Lanes::set_win_first`). Lane rollouts never run
     /// greedy rollouts; this is what they do instead.
     pub win_first: Option<Arc<[u32]>>,
-    /// Safe-first lanes (with `win_first`): a lane's move after which
+    /// Safe-first lanes (with `win_first` or `decisive`): a lane's move after which
     /// another role has a winning move legal is taken back and another
     /// tried (`lanes::Lanes::set_safe_first`).
     pub safe_first: bool,
+    /// Decisive lanes (with `lanes`): each rollout step tries the moves
+    /// one ply ahead and takes one that wins at once
+    /// (`lanes::Lanes::set_decisive`); in place of win-first moves.
+    pub decisive: bool,
     /// Material-cutoff lane rollouts (with `material`): a rollout that has
     /// played this many steps without ending stops, valued by its
     /// material against the root's (`lanes::Lanes::set_cutoff`; 0: off).
@@ -159,6 +163,7 @@ impl Default for Config {
             lanes: false,
             win_first: None,
             safe_first: false,
+            decisive: false,
             cutoff: 0,
             heuristic: None,
             material: None,
@@ -280,8 +285,9 @@ where
     let mut r = m.lane_runner()?;
     if let Some(w) = &config.win_first {
         r.set_win_first(w);
-        r.set_safe_first(config.safe_first);
     }
+    r.set_decisive(config.decisive);
+    r.set_safe_first(config.safe_first);
     if let (Some(mat), true) = (&config.material, config.cutoff > 0) {
         r.set_cutoff(Some((config.cutoff, mat)));
     }
@@ -418,14 +424,20 @@ where
         self.runner.is_some()
     }
 
-    /// How rollouts choose their moves, for reports: `safe-first lanes`,
+    /// How rollouts choose their moves, for reports: `decisive lanes`, `safe-first lanes`,
     /// `win-first lanes`, `lanes` (uniform), `greedy` (one at a time) or
     /// `uniform`.
     pub fn rollout_policy(&self) -> &'static str {
         match &self.runner {
+            Some(r) if r.cutoff().is_some() && r.decisive() && r.safe_first() => {
+                "decisive safe-first lanes, cut by material"
+            }
+            Some(r) if r.cutoff().is_some() && r.decisive() => "decisive lanes, cut by material",
             Some(r) if r.cutoff().is_some() && r.safe_first() => "safe-first lanes, cut by material",
             Some(r) if r.cutoff().is_some() && !r.win_first().is_empty() => "win-first lanes, cut by material",
             Some(r) if r.cutoff().is_some() => "lanes, cut by material",
+            Some(r) if r.decisive() && r.safe_first() => "decisive safe-first lanes",
+            Some(r) if r.decisive() => "decisive lanes",
             Some(r) if r.safe_first() => "safe-first lanes",
             Some(r) if !r.win_first().is_empty() => "win-first lanes",
             Some(_) => "lanes",

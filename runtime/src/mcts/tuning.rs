@@ -58,6 +58,11 @@ pub struct Tuning {
     /// leaves the other side a winning move is taken back and another
     /// tried. auto: off.
     pub safe_first: Switch,
+    /// `decisive=auto|on|off`: where rollouts run on lanes, each step
+    /// tries the moves one ply ahead and takes one that wins at once
+    /// (in place of win-first moves), with safe-first unless that is
+    /// off. auto: where the analysis chooses it.
+    pub decisive: Switch,
     /// `expand-terminal=auto|on|off`: make a node's terminal children when
     /// it is expanded.
     pub expand_terminal: Switch,
@@ -102,6 +107,7 @@ impl Default for Tuning {
             greedy: Switch::Auto,
             win_first: Switch::Auto,
             safe_first: Switch::Auto,
+            decisive: Switch::Auto,
             expand_terminal: Switch::Auto,
             expand_after: super::EXPAND_AFTER,
             minimax: 0.0,
@@ -141,6 +147,7 @@ impl std::str::FromStr for Tuning {
                 "greedy" => t.greedy = Switch::parse(v).map_err(bad)?,
                 "win-first" => t.win_first = Switch::parse(v).map_err(bad)?,
                 "safe-first" => t.safe_first = Switch::parse(v).map_err(bad)?,
+                "decisive" => t.decisive = Switch::parse(v).map_err(bad)?,
                 "expand-terminal" => t.expand_terminal = Switch::parse(v).map_err(bad)?,
                 "expand-after" => t.expand_after = within(v, 1..=1000, "a count of visits from 1 to 1000").map_err(bad)?,
                 "mast" if v == "off" => t.mast = None,
@@ -164,7 +171,7 @@ impl std::str::FromStr for Tuning {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave, normalize, material-ref, material-backup, drop-lost)"
+                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, decisive, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave, normalize, material-ref, material-backup, drop-lost)"
                     ))
                 }
             }
@@ -193,7 +200,10 @@ impl Tuning {
         // Win-first lanes stand in for greedy rollouts where those are on.
         let win_first = self.win_first.or(c.greedy) && !a.winning.is_empty();
         c.win_first = win_first.then(|| Arc::from(a.winning.as_slice()));
-        c.safe_first = win_first && self.safe_first.or(false);
+        c.decisive = self.decisive.or(a.decisive);
+        // Decisive lanes alone lost connect four 1-0-7 to the default;
+        // taking back the moves that leave a win, 3-1-0 (docs/mcts.md).
+        c.safe_first = (win_first || c.decisive) && self.safe_first.or(c.decisive);
         c.expand_terminal = self.expand_terminal.or(a.expand_terminal);
         c.expand_after = self.expand_after;
         c.goal_max = a.goal_bounds.iter().map(|&(_, hi)| hi as f64 / 100.0).collect();
@@ -332,5 +342,22 @@ mod tests {
         assert!(!safe_first("safe-first=on,win-first=off"));
         assert!(!safe_first("safe-first=off"));
         assert!("safe-first=2".parse::<Tuning>().is_err());
+    }
+
+    /// Decisive lanes where the analysis chooses them or asked for, and
+    /// safe-first with them unless switched off.
+    #[test]
+    fn decisive_lanes_from_the_analysis_with_safe_first() {
+        let lanes = |decisive: bool, t: &str| {
+            let a = Analysis { greedy_rollouts: true, decisive, ..Analysis::default() };
+            let mut c = Config::default();
+            t.parse::<Tuning>().unwrap().configure(&mut c, &a, false, false);
+            (c.decisive, c.safe_first)
+        };
+        assert_eq!(lanes(false, ""), (false, false));
+        assert_eq!(lanes(false, "decisive=on"), (true, true));
+        assert_eq!(lanes(true, ""), (true, true));
+        assert_eq!(lanes(true, "safe-first=off"), (true, false));
+        assert_eq!(lanes(true, "decisive=off"), (false, false));
     }
 }
