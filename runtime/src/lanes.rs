@@ -623,12 +623,12 @@ impl Lanes {
                     return Err(LaneError::TooLong(max_steps));
                 }
             }
-            // Safe-first: lanes whose last move left another role a win
-            // take it back and sit this step out.
             // Decisive lanes look one ply ahead first: the wins found
             // are also the threats safe-first takes back.
             self.clear_inputs();
             self.look_ahead(plan, eval, role_range, active & !self.forced);
+            // Safe-first: lanes whose last move left another role a win
+            // take it back and sit this step out.
             let back = if safe { self.take_back(plan, role_range, active & !given & !loaded) } else { 0 };
             // Neither the move taken back nor the step sat out counts.
             each_lane(back, |l| self.started[l] += 2);
