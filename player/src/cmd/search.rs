@@ -76,7 +76,8 @@ pub struct Args {
     #[arg(long)]
     safe_first: bool,
     /// Decisive lanes: each rollout step tries every move one ply ahead
-    /// and takes one that wins at once (docs/mcts.md, `decisive`).
+    /// and takes one that wins at once (docs/mcts.md, `decisive`). With
+    /// `--analyse`, the analysis decides (`--search decisive=on` asks).
     #[arg(long)]
     decisive: bool,
     /// Make terminal children on expansion (wins one move away solve a node).
@@ -200,7 +201,6 @@ where
         if a.rave > 0.0 {
             cfg.rave = a.rave;
         }
-        cfg.decisive |= a.decisive;
     }
     let mut search = Search::new(m, s0, cfg)?;
     let deadline = Instant::now() + Duration::from_secs_f64(a.seconds);
