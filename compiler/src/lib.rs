@@ -37,6 +37,7 @@ mod strata;
 mod symbol;
 mod syntax;
 mod term;
+pub mod topdown;
 pub mod unfold;
 pub mod validate;
 

@@ -138,6 +138,66 @@ impl TermPool {
         self.write_kif(t, syms, &mut s);
         s
     }
+
+    /// The term written as `text` in KIF (case-insensitive, as
+    /// [`TermPool::write_kif`] writes it), built if new. Every symbol must
+    /// already be one of `syms`: a term of another game is an error, with
+    /// the reason in words.
+    pub fn parse_kif(&mut self, syms: &SymbolTable, text: &str) -> Result<TermId, String> {
+        let lower = text.to_lowercase();
+        let tokens = lower.split_inclusive(['(', ')', ' ', '\t', '\n', '\r']).flat_map(split_token);
+        // Open applications: (function symbol, arguments so far).
+        let mut open: Vec<(Option<Sym>, Vec<TermId>)> = Vec::new();
+        let mut done: Option<TermId> = None;
+        for tok in tokens {
+            if done.is_some() {
+                return Err("text after the term".into());
+            }
+            let finished = match tok {
+                "(" => {
+                    open.push((None, Vec::new()));
+                    None
+                }
+                ")" => match open.pop() {
+                    Some((Some(f), args)) if !args.is_empty() => {
+                        Some(self.app(f, &args).map_err(|TooDeep| "nested too deep".to_string())?)
+                    }
+                    _ => return Err("unbalanced `)`, or an application without arguments".into()),
+                },
+                name => {
+                    let sym = syms.get(name).ok_or_else(|| format!("no symbol `{name}`"))?;
+                    match open.last_mut() {
+                        Some((f @ None, _)) => {
+                            *f = Some(sym);
+                            None
+                        }
+                        _ => Some(self.constant(sym)),
+                    }
+                }
+            };
+            if let Some(t) = finished {
+                match open.last_mut() {
+                    Some((Some(_), args)) => args.push(t),
+                    Some((None, _)) => return Err("a function symbol must be a name".into()),
+                    None => done = Some(t),
+                }
+            }
+        }
+        match (done, open.is_empty()) {
+            (Some(t), true) => Ok(t),
+            _ => Err("incomplete".into()),
+        }
+    }
+}
+
+/// A piece of text split after each delimiter: the name before it and the
+/// delimiter itself, blanks dropped.
+fn split_token(piece: &str) -> impl Iterator<Item = &str> {
+    let (name, delim) = match piece.char_indices().last() {
+        Some((i, '(' | ')' | ' ' | '\t' | '\n' | '\r')) => (&piece[..i], &piece[i..]),
+        _ => (piece, ""),
+    };
+    [name, delim].into_iter().filter(|t| !t.is_empty() && !t.trim().is_empty())
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use crate::machine::{MachineError, StateMachine};
 use propel_compiler::eval::{Budget, Db, EvalError, Negation, Program, Scratch, Steps};
 use propel_compiler::magic::{demand_transform, with_callees, with_callers};
 use propel_compiler::unfold::unfold_ground_heads;
-use propel_compiler::{Deadline, Game, Layer, RelId, Sym, TermId, TermPool};
+use propel_compiler::{Deadline, Game, Layer, RelId, TermId, TermPool};
 use std::sync::Arc;
 
 /// Most facts the prover derives for one state before it gives up.
@@ -517,51 +517,9 @@ impl Prover {
     /// lower case). An error when the text is not one term or names a
     /// symbol the game does not have (no state or move of the game holds it).
     pub fn term_from_kif(&mut self, text: &str) -> Result<TermId, MachineError> {
-        let bad = |why: &str| MachineError::NotATerm { text: text.to_string(), why: why.to_string() };
-        let lower = text.to_lowercase();
-        let tokens: Vec<&str> =
-            lower.split_inclusive(['(', ')', ' ', '\t', '\n', '\r']).flat_map(split_token).collect();
-        // Stack of open applications: (function symbol, arguments so far).
-        let mut open: Vec<(Option<Sym>, Vec<TermId>)> = Vec::new();
-        let mut done: Option<TermId> = None;
-        for tok in tokens {
-            if done.is_some() {
-                return Err(bad("text after the term"));
-            }
-            let finished = match tok {
-                "(" => {
-                    open.push((None, Vec::new()));
-                    None
-                }
-                ")" => match open.pop() {
-                    Some((Some(f), args)) if !args.is_empty() => {
-                        Some(self.pool.app(f, &args).map_err(|_| bad("nested too deep"))?)
-                    }
-                    _ => return Err(bad("unbalanced `)`, or an application without arguments")),
-                },
-                name => {
-                    let sym = self.game.symbols.get(name).ok_or_else(|| bad(&format!("no symbol `{name}`")))?;
-                    match open.last_mut() {
-                        Some((f @ None, _)) => {
-                            *f = Some(sym);
-                            None
-                        }
-                        _ => Some(self.pool.constant(sym)),
-                    }
-                }
-            };
-            if let Some(t) = finished {
-                match open.last_mut() {
-                    Some((Some(_), args)) => args.push(t),
-                    Some((None, _)) => return Err(bad("a function symbol must be a name")),
-                    None => done = Some(t),
-                }
-            }
-        }
-        match (done, open.is_empty()) {
-            (Some(t), true) => Ok(t),
-            _ => Err(bad("incomplete")),
-        }
+        self.pool
+            .parse_kif(&self.game.symbols, text)
+            .map_err(|why| MachineError::NotATerm { text: text.to_string(), why })
     }
 
     /// The state whose facts are `facts` (each in canonical KIF, as
@@ -677,14 +635,6 @@ impl Prover {
 
 /// Splits a piece of text ending in a delimiter into the name before it
 /// and the delimiter (parentheses are tokens; white space is dropped).
-fn split_token(piece: &str) -> impl Iterator<Item = &str> {
-    let (name, delim) = match piece.char_indices().last() {
-        Some((i, '(' | ')' | ' ' | '\t' | '\n' | '\r')) => (&piece[..i], &piece[i..]),
-        _ => (piece, ""),
-    };
-    [name, delim].into_iter().filter(|t| !t.is_empty() && !t.trim().is_empty())
-}
-
 impl StateMachine for Prover {
     type State = ProverState;
     type Move = TermId;

@@ -1,0 +1,848 @@
+//! Top-down evaluation with tabling: one question about one state,
+//! answered by reading only what that question needs.
+//!
+//! Rules written for a top-down prover, such as chess's
+//! `threatened_with_capture` (is this square attacked, ignoring that one,
+//! once that piece is captured?), are cheap when called with their
+//! arguments bound and enormous when derived in full. The grounder cannot
+//! expand them; a network keeps a *query component* in their place
+//! ([`crate::queries`]) whose value this evaluator computes on the current
+//! state when the network asks.
+//!
+//! - **Calls are tabled** (memoised) by relation and the arguments bound
+//!   at the call; an argument only partly bound counts as free, and the
+//!   answers are matched against it. Tables of state relations last one
+//!   state, tables of static relations for good.
+//! - **Recursion** runs to a fixpoint (linear tabling): a call that meets a
+//!   call still running reads the answers found so far, and the oldest
+//!   call of such a group runs again until no table gains an answer; then
+//!   the whole group is complete.
+//! - **A call with every argument bound** stops at its first answer.
+//! - **Literal order**: cheap tests first (`distinct`, a bound `true` or
+//!   static literal), otherwise the rule's own order, with negations and
+//!   `distinct` waiting until their variables are bound.
+//!
+//! Negation reads complete tables only: the rules are stratified, so a
+//! negated call never depends on the call that asks it.
+
+use crate::game::{Game, Layer, Lit, Pat, RelId};
+use crate::symbol::Sym;
+use crate::term::{TermId, TermPool, TooDeep};
+use rustc_hash::{FxHashMap, FxHashSet};
+use smallvec::SmallVec;
+use std::sync::Arc;
+
+const UNBOUND: TermId = TermId(u32::MAX);
+
+/// Why a question could not be answered. `relation` names the relation
+/// being evaluated, as written in the file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum QueryError {
+    #[error("more than {limit} steps while evaluating `{relation}` top-down")]
+    TooMuchWork { relation: String, limit: u64 },
+    #[error("calls nested deeper than {MAX_DEPTH} while evaluating `{relation}` top-down")]
+    TooDeep { relation: String },
+    #[error("rules build terms nested deeper than {} levels (in `{relation}`)", crate::term::MAX_TERM_DEPTH)]
+    TermTooDeep { relation: String },
+    #[error("a rule of `{relation}` has more than {MAX_LITERALS} literals")]
+    LongRule { relation: String },
+    #[error("`{relation}` reads `does`: only state relations are evaluated top-down")]
+    ReadsMoves { relation: String },
+    #[error("a variable of a rule of `{relation}` is unbound where it is tested")]
+    Unbound { relation: String },
+}
+
+/// Most calls running inside one another: deeper recursion is an error,
+/// not a stack overflow.
+const MAX_DEPTH: usize = 4_000;
+
+/// Work (literal steps) one question may take before it is an error.
+pub const MAX_STEPS: u64 = 200_000_000;
+
+#[derive(Clone, Debug)]
+enum TPat {
+    Var(u32),
+    /// A ground subterm, built once.
+    Ground(TermId),
+    App(Sym, Box<[TPat]>),
+}
+
+#[derive(Clone, Debug)]
+enum TLit {
+    Pos(RelId, Box<[TPat]>),
+    Neg(RelId, Box<[TPat]>),
+    Distinct(TPat, TPat),
+    Same(TPat, TPat),
+}
+
+#[derive(Clone, Debug)]
+struct TClause {
+    head: Box<[TPat]>,
+    body: Box<[TLit]>,
+    /// The variables of each body literal.
+    vars: Box<[Box<[u32]>]>,
+    nvars: usize,
+}
+
+/// A question asked of a state: a conjunction of literals over the game's
+/// relations with some variables given (`params`), true when some values
+/// of the others satisfy it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Question {
+    pub body: Vec<Lit>,
+    /// The variables whose values the asker gives, in argument order.
+    pub params: Vec<u32>,
+    /// Variables in `body` (numbered `0..nvars`).
+    pub nvars: usize,
+}
+
+/// A game's rules compiled for top-down evaluation, with questions asked
+/// of it: read-only, shared by every evaluator of the game.
+#[derive(Debug)]
+pub struct Rules {
+    clauses: Vec<TClause>,
+    /// The clauses of each relation; the game's relations first, then one
+    /// relation per question.
+    of_rel: Vec<Vec<u32>>,
+    layer: Vec<Layer>,
+    arity: Vec<usize>,
+    names: Vec<String>,
+    relations: usize,
+    /// The rules' constants (every evaluator starts from a copy).
+    pool: TermPool,
+    symbols: crate::symbol::SymbolTable,
+}
+
+fn compile_pat(pool: &mut TermPool, p: &Pat) -> Result<TPat, TooDeep> {
+    Ok(match p {
+        Pat::Var(v) => TPat::Var(*v),
+        Pat::Const(s) => TPat::Ground(pool.constant(*s)),
+        Pat::App(f, args) => {
+            let args = args.iter().map(|a| compile_pat(pool, a)).collect::<Result<Vec<_>, _>>()?;
+            let ground: Option<Vec<TermId>> = args
+                .iter()
+                .map(|a| match a {
+                    TPat::Ground(t) => Some(*t),
+                    _ => None,
+                })
+                .collect();
+            match ground {
+                Some(g) => TPat::Ground(pool.app(*f, &g)?),
+                None => TPat::App(*f, args.into()),
+            }
+        }
+    })
+}
+
+fn lit_vars(l: &Lit) -> Box<[u32]> {
+    let mut v = Vec::new();
+    let mut push = |x| v.push(x);
+    match l {
+        Lit::Pos(a) | Lit::Neg(a) => a.args.iter().for_each(|p| p.for_each_var(&mut push)),
+        Lit::Distinct(x, y) | Lit::Same(x, y) => {
+            x.for_each_var(&mut push);
+            y.for_each_var(&mut push);
+        }
+    }
+    v.sort_unstable();
+    v.dedup();
+    v.into()
+}
+
+/// A body's literals, and the variables of each.
+type Body = (Box<[TLit]>, Box<[Box<[u32]>]>);
+
+fn compile_body(pool: &mut TermPool, body: &[Lit]) -> Result<Body, TooDeep> {
+    let mut lits = Vec::with_capacity(body.len());
+    for l in body {
+        let args = |pool: &mut TermPool, a: &crate::game::AtomPat| -> Result<Box<[TPat]>, TooDeep> {
+            Ok(a.args.iter().map(|p| compile_pat(pool, p)).collect::<Result<Vec<_>, _>>()?.into())
+        };
+        lits.push(match l {
+            Lit::Pos(a) => TLit::Pos(a.rel, args(pool, a)?),
+            Lit::Neg(a) => TLit::Neg(a.rel, args(pool, a)?),
+            Lit::Distinct(x, y) => TLit::Distinct(compile_pat(pool, x)?, compile_pat(pool, y)?),
+            Lit::Same(x, y) => TLit::Same(compile_pat(pool, x)?, compile_pat(pool, y)?),
+        });
+    }
+    Ok((lits.into(), body.iter().map(lit_vars).collect()))
+}
+
+/// Most body literals of a clause (the chosen literals are a bit mask).
+const MAX_LITERALS: usize = 64;
+
+impl Rules {
+    /// The rules of `game`, and `questions` to be asked with
+    /// [`TopDown::ask`]. An error when a clause has more than 64 body
+    /// literals or a constant term nests too deep.
+    pub fn new(game: &Game, questions: &[Question]) -> Result<Rules, QueryError> {
+        let mut pool = TermPool::new();
+        let n = game.relations.len();
+        let mut clauses = Vec::with_capacity(game.clauses.len() + questions.len());
+        let mut of_rel = vec![Vec::new(); n + questions.len()];
+        let too_long = |relation: String| QueryError::LongRule { relation };
+        for c in &game.clauses {
+            let name = || game.rel_name(c.head.rel).to_string();
+            if c.body.len() > MAX_LITERALS {
+                return Err(too_long(name()));
+            }
+            let deep = |_| QueryError::TermTooDeep { relation: name() };
+            let head = c.head.args.iter().map(|p| compile_pat(&mut pool, p)).collect::<Result<Vec<_>, _>>();
+            let (body, vars) = compile_body(&mut pool, &c.body).map_err(deep)?;
+            of_rel[c.head.rel.index()].push(clauses.len() as u32);
+            clauses.push(TClause { head: head.map_err(deep)?.into(), body, vars, nvars: c.var_names.len() });
+        }
+        let mut layer: Vec<Layer> = game.relations.iter().map(|r| r.layer).collect();
+        let mut arity: Vec<usize> = game.relations.iter().map(|r| r.arity).collect();
+        let mut names: Vec<String> = (0..n).map(|r| game.rel_name(RelId(r as u32)).to_string()).collect();
+        for (k, q) in questions.iter().enumerate() {
+            let name = format!("question {k}");
+            if q.body.len() > MAX_LITERALS {
+                return Err(too_long(name));
+            }
+            let (body, vars) =
+                compile_body(&mut pool, &q.body).map_err(|_| QueryError::TermTooDeep { relation: name.clone() })?;
+            let l = q
+                .body
+                .iter()
+                .filter_map(|l| match l {
+                    Lit::Pos(a) | Lit::Neg(a) => Some(layer[a.rel.index()]),
+                    _ => None,
+                })
+                .max()
+                .unwrap_or(Layer::Static);
+            of_rel[n + k].push(clauses.len() as u32);
+            clauses.push(TClause {
+                head: q.params.iter().map(|&v| TPat::Var(v)).collect(),
+                body,
+                vars,
+                nvars: q.nvars,
+            });
+            layer.push(l);
+            arity.push(q.params.len());
+            names.push(name);
+        }
+        Ok(Rules { clauses, of_rel, layer, arity, names, relations: n, pool, symbols: game.symbols.clone() })
+    }
+
+    pub fn questions(&self) -> usize {
+        self.of_rel.len() - self.relations
+    }
+}
+
+/// A table's progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    New,
+    /// Running, at this depth of the call stack.
+    Active(u32),
+    /// Evaluated in pass `epoch` while depending on the call at depth
+    /// `low`, still running: that call's group is not complete yet.
+    Incomplete {
+        epoch: u32,
+        low: u32,
+    },
+    Complete,
+}
+
+#[derive(Clone, Debug)]
+struct Table {
+    rel: RelId,
+    /// The call's arguments, [`UNBOUND`] where free.
+    key: SmallVec<[TermId; 8]>,
+    /// Every argument bound: one answer is all there is.
+    boolean: bool,
+    found: bool,
+    /// Answers, flat (arity terms each); unused when `boolean`.
+    answers: Vec<TermId>,
+    seen: FxHashSet<SmallVec<[TermId; 8]>>,
+    status: Status,
+}
+
+type Key = (RelId, SmallVec<[TermId; 8]>);
+
+#[derive(Clone, Debug, Default)]
+struct Tables {
+    index: FxHashMap<Key, u32>,
+    list: Vec<Table>,
+}
+
+/// Tables of static relations are numbered from here.
+const STATIC: u32 = 1 << 31;
+
+/// The facts of a state, indexed by functor and by each argument: lists
+/// in one arena, so that a literal reads a list by number while it binds.
+#[derive(Clone, Debug, Default)]
+struct Facts {
+    set: FxHashSet<TermId>,
+    lists: Vec<Vec<TermId>>,
+    /// List 0 holds every fact.
+    by_functor: FxHashMap<Sym, u32>,
+    by_arg: FxHashMap<(Sym, u32, TermId), u32>,
+}
+
+/// The list of no facts.
+const NO_FACTS: u32 = u32::MAX;
+
+impl Facts {
+    fn load(&mut self, pool: &TermPool, facts: &[TermId]) {
+        self.set.clear();
+        self.set.extend(facts.iter().copied());
+        self.by_functor.clear();
+        self.by_arg.clear();
+        // Lists are kept, emptied, to be filled again without allocating.
+        self.lists.iter_mut().for_each(Vec::clear);
+        let mut used = 1;
+        if self.lists.is_empty() {
+            self.lists.push(Vec::new());
+        }
+        let mut list = |lists: &mut Vec<Vec<TermId>>, slot: &mut u32, f: TermId| {
+            if *slot == NO_FACTS {
+                *slot = used;
+                used += 1;
+                if lists.len() < used as usize {
+                    lists.push(Vec::new());
+                }
+            }
+            lists[*slot as usize].push(f);
+        };
+        for &f in facts {
+            self.lists[0].push(f);
+            let functor = pool.functor(f);
+            list(&mut self.lists, self.by_functor.entry(functor).or_insert(NO_FACTS), f);
+            for (i, &a) in pool.args(f).iter().enumerate() {
+                list(&mut self.lists, self.by_arg.entry((functor, i as u32, a)).or_insert(NO_FACTS), f);
+            }
+        }
+    }
+
+    fn len(&self, l: u32) -> usize {
+        self.lists.get(l as usize).map_or(0, Vec::len)
+    }
+}
+
+/// Facts that may match a `true` literal: one fact, or a list.
+enum Candidates {
+    None,
+    One(TermId),
+    List(u32),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    /// The lowest depth of a running call this one has read.
+    low: u32,
+    /// Whether some call read this one while it ran.
+    hit: bool,
+}
+
+/// One evaluator (per thread): its own terms, state and tables.
+#[derive(Clone, Debug)]
+pub struct TopDown {
+    rules: Arc<Rules>,
+    pool: TermPool,
+    facts: Facts,
+    tables: Tables,
+    statics: Tables,
+    binds: Vec<TermId>,
+    trail: Vec<u32>,
+    stack: Vec<Frame>,
+    /// Tables evaluated while a call below them ran (their group's members).
+    group: Vec<u32>,
+    epoch: u32,
+    /// Answers added so far (a leader runs again while this grows).
+    added: u64,
+    steps: u64,
+    max_steps: u64,
+}
+
+impl TopDown {
+    pub fn new(rules: Arc<Rules>) -> TopDown {
+        TopDown {
+            pool: rules.pool.clone(),
+            rules,
+            facts: Facts::default(),
+            tables: Tables::default(),
+            statics: Tables::default(),
+            binds: Vec::new(),
+            trail: Vec::new(),
+            stack: Vec::new(),
+            group: Vec::new(),
+            epoch: 0,
+            added: 0,
+            steps: 0,
+            max_steps: MAX_STEPS,
+        }
+    }
+
+    /// At most `steps` literal steps per question.
+    pub fn with_max_steps(mut self, steps: u64) -> TopDown {
+        self.max_steps = steps;
+        self
+    }
+
+    /// The evaluator's terms: build the facts and arguments it is given here.
+    pub fn pool_mut(&mut self) -> &mut TermPool {
+        &mut self.pool
+    }
+
+    /// `text` in KIF as a term of this evaluator (see [`TermPool::parse_kif`]).
+    pub fn term_from_kif(&mut self, text: &str) -> Result<TermId, String> {
+        let rules = self.rules.clone();
+        self.pool.parse_kif(&rules.symbols, text)
+    }
+
+    /// Makes `facts` (the arguments of `true`) the current state; the
+    /// tables of state relations are dropped.
+    pub fn set_state(&mut self, facts: &[TermId]) {
+        self.facts.load(&self.pool, facts);
+        self.tables.index.clear();
+        self.tables.list.clear();
+    }
+
+    /// Whether question `q` holds in the current state with its parameters
+    /// given the values `args`.
+    pub fn ask(&mut self, q: usize, args: &[TermId]) -> Result<bool, QueryError> {
+        let rel = RelId((self.rules.relations + q) as u32);
+        self.holds(rel, args)
+    }
+
+    /// Whether the ground atom `rel(args)` holds in the current state.
+    pub fn holds(&mut self, rel: RelId, args: &[TermId]) -> Result<bool, QueryError> {
+        self.steps = 0;
+        let rules = self.rules.clone();
+        let key: SmallVec<[TermId; 8]> = args.iter().copied().collect();
+        let t = self.call(&rules, rel, key).inspect_err(|_| self.reset())?;
+        Ok(self.table(t).found)
+    }
+
+    /// Every answer of `rel` in the current state whose arguments equal
+    /// `key` where it gives one (`None`: any), as rows of arguments.
+    pub fn answers(&mut self, rel: RelId, key: &[Option<TermId>]) -> Result<Vec<Vec<TermId>>, QueryError> {
+        self.steps = 0;
+        let rules = self.rules.clone();
+        let k: SmallVec<[TermId; 8]> = key.iter().map(|t| t.unwrap_or(UNBOUND)).collect();
+        let t = self.call(&rules, rel, k).inspect_err(|_| self.reset())?;
+        let tab = self.table(t);
+        if tab.boolean {
+            return Ok(if tab.found { vec![key.iter().map(|t| t.unwrap_or(UNBOUND)).collect()] } else { Vec::new() });
+        }
+        let a = rules.arity[rel.index()].max(1);
+        Ok(tab.answers.chunks(a).map(|r| r.to_vec()).collect())
+    }
+
+    /// After an error: no table is trusted, static ones included.
+    fn reset(&mut self) {
+        self.tables = Tables::default();
+        self.statics = Tables::default();
+        self.binds.clear();
+        self.trail.clear();
+        self.stack.clear();
+        self.group.clear();
+    }
+
+    fn table(&self, t: u32) -> &Table {
+        if t & STATIC != 0 {
+            &self.statics.list[(t & !STATIC) as usize]
+        } else {
+            &self.tables.list[t as usize]
+        }
+    }
+
+    fn table_mut(&mut self, t: u32) -> &mut Table {
+        if t & STATIC != 0 {
+            &mut self.statics.list[(t & !STATIC) as usize]
+        } else {
+            &mut self.tables.list[t as usize]
+        }
+    }
+
+    fn tick(&mut self, rules: &Rules, rel: RelId) -> Result<(), QueryError> {
+        self.steps += 1;
+        if self.steps > self.max_steps {
+            return Err(QueryError::TooMuchWork { relation: rules.names[rel.index()].clone(), limit: self.max_steps });
+        }
+        Ok(())
+    }
+
+    /// The table of the call `rel(key)`, evaluated as far as it can be now.
+    fn call(&mut self, rules: &Rules, rel: RelId, key: SmallVec<[TermId; 8]>) -> Result<u32, QueryError> {
+        let stat = rules.layer[rel.index()] == Layer::Static;
+        let tables = if stat { &mut self.statics } else { &mut self.tables };
+        let next = tables.list.len() as u32;
+        let k = (rel, key);
+        let t = match tables.index.get(&k) {
+            Some(&t) => t,
+            None => {
+                let boolean = k.1.iter().all(|&a| a != UNBOUND);
+                tables.list.push(Table {
+                    rel,
+                    key: k.1.clone(),
+                    boolean,
+                    found: false,
+                    answers: Vec::new(),
+                    seen: FxHashSet::default(),
+                    status: Status::New,
+                });
+                tables.index.insert(k, next);
+                next
+            }
+        } | if stat { STATIC } else { 0 };
+        match self.table(t).status {
+            Status::Complete => {}
+            Status::Active(d) => {
+                self.lower(d);
+                self.stack[d as usize].hit = true;
+            }
+            Status::Incomplete { epoch, low } if epoch == self.epoch => self.lower(low),
+            Status::New | Status::Incomplete { .. } => self.evaluate(rules, t)?,
+        }
+        Ok(t)
+    }
+
+    /// The running call on top depends on the call at depth `d`.
+    fn lower(&mut self, d: u32) {
+        if let Some(top) = self.stack.last_mut() {
+            top.low = top.low.min(d);
+        }
+    }
+
+    fn done(&self, t: u32) -> bool {
+        let tab = self.table(t);
+        tab.boolean && tab.found
+    }
+
+    fn evaluate(&mut self, rules: &Rules, t: u32) -> Result<(), QueryError> {
+        let depth = self.stack.len() as u32;
+        if depth as usize >= MAX_DEPTH {
+            let rel = self.table(t).rel;
+            return Err(QueryError::TooDeep { relation: rules.names[rel.index()].clone() });
+        }
+        self.stack.push(Frame { low: depth, hit: false });
+        self.table_mut(t).status = Status::Active(depth);
+        let mark = self.group.len();
+        let (rel, key) = {
+            let tab = self.table(t);
+            (tab.rel, tab.key.clone())
+        };
+        loop {
+            let before = self.added;
+            for &ci in &rules.of_rel[rel.index()] {
+                if self.done(t) {
+                    break;
+                }
+                let c = &rules.clauses[ci as usize];
+                let base = self.binds.len();
+                self.binds.resize(base + c.nvars, UNBOUND);
+                let tmark = self.trail.len();
+                let mut ok = true;
+                for (p, &a) in c.head.iter().zip(key.iter()) {
+                    if a != UNBOUND && !self.unify(p, a, base) {
+                        ok = false;
+                        break;
+                    }
+                }
+                let r = if ok {
+                    let all = if c.body.len() == MAX_LITERALS { u64::MAX } else { (1u64 << c.body.len()) - 1 };
+                    self.solve(rules, ci, base, all, t)
+                } else {
+                    Ok(())
+                };
+                self.undo(tmark);
+                self.binds.truncate(base);
+                r?;
+            }
+            let f = self.stack[depth as usize];
+            if self.done(t) {
+                // One answer is all a bound call has: complete, whatever it
+                // read. What ran for it alone may be partial: evaluated
+                // again when asked.
+                if f.low >= depth {
+                    for m in self.group.drain(mark..).collect::<Vec<_>>() {
+                        self.table_mut(m).status = Status::New;
+                    }
+                }
+                self.table_mut(t).status = Status::Complete;
+                self.stack.pop();
+                if f.low < depth {
+                    self.lower(f.low);
+                }
+                return Ok(());
+            }
+            if f.low < depth {
+                // Part of the group of a call below: it runs this again.
+                self.table_mut(t).status = Status::Incomplete { epoch: self.epoch, low: f.low };
+                self.group.push(t);
+                self.stack.pop();
+                self.lower(f.low);
+                return Ok(());
+            }
+            if !f.hit || self.added == before {
+                break;
+            }
+            self.stack[depth as usize].hit = false;
+            self.epoch += 1;
+        }
+        for m in self.group.drain(mark..).collect::<Vec<_>>() {
+            self.table_mut(m).status = Status::Complete;
+        }
+        self.table_mut(t).status = Status::Complete;
+        self.stack.pop();
+        Ok(())
+    }
+
+    /// Solves the literals of clause `ci` left in `pending` under the
+    /// bindings at `base`; each solution adds the head to table `sink`.
+    fn solve(&mut self, rules: &Rules, ci: u32, base: usize, pending: u64, sink: u32) -> Result<(), QueryError> {
+        if self.done(sink) {
+            return Ok(());
+        }
+        let c = &rules.clauses[ci as usize];
+        if pending == 0 {
+            return self.emit(rules, c, base, sink);
+        }
+        let rel_of_sink = self.table(sink).rel;
+        self.tick(rules, rel_of_sink)?;
+        let i = self.choose(rules, c, base, pending);
+        let rest = pending & !(1u64 << i);
+        match &c.body[i] {
+            TLit::Distinct(x, y) | TLit::Same(x, y) => {
+                let same = matches!(c.body[i], TLit::Same(..));
+                let (Some(a), Some(b)) = (self.ground(x, base)?, self.ground(y, base)?) else {
+                    return Err(unsafe_rule(rules, rel_of_sink));
+                };
+                if (a == b) == same {
+                    self.solve(rules, ci, base, rest, sink)?;
+                }
+            }
+            TLit::Pos(rel, _) | TLit::Neg(rel, _) if *rel == RelId::DOES => {
+                return Err(QueryError::ReadsMoves { relation: rules.names[rel_of_sink.index()].clone() });
+            }
+            TLit::Neg(rel, args) => {
+                let holds = if *rel == RelId::TRUE {
+                    let Some(t) = self.ground(&args[0], base)? else { return Err(unsafe_rule(rules, rel_of_sink)) };
+                    self.facts.set.contains(&t)
+                } else {
+                    let mut key = SmallVec::new();
+                    for a in args.iter() {
+                        match self.ground(a, base)? {
+                            Some(t) => key.push(t),
+                            None => return Err(unsafe_rule(rules, rel_of_sink)),
+                        }
+                    }
+                    let t = self.call(rules, *rel, key)?;
+                    self.table(t).found
+                };
+                if !holds {
+                    self.solve(rules, ci, base, rest, sink)?;
+                }
+            }
+            TLit::Pos(rel, args) if *rel == RelId::TRUE => {
+                let (list, len) = match self.candidates(&args[0], base) {
+                    Candidates::None => return Ok(()),
+                    Candidates::One(f) => {
+                        let mark = self.trail.len();
+                        if self.unify(&args[0], f, base) {
+                            self.solve(rules, ci, base, rest, sink)?;
+                        }
+                        self.undo(mark);
+                        return Ok(());
+                    }
+                    Candidates::List(l) => (l, self.facts.len(l)),
+                };
+                for k in 0..len {
+                    let f = self.facts.lists[list as usize][k];
+                    let mark = self.trail.len();
+                    if self.unify(&args[0], f, base) {
+                        self.solve(rules, ci, base, rest, sink)?;
+                    }
+                    self.undo(mark);
+                    if self.done(sink) {
+                        break;
+                    }
+                }
+            }
+            TLit::Pos(rel, args) => {
+                let mut key: SmallVec<[TermId; 8]> = SmallVec::new();
+                for a in args.iter() {
+                    key.push(self.ground(a, base)?.unwrap_or(UNBOUND));
+                }
+                let t = self.call(rules, *rel, key)?;
+                if self.table(t).boolean {
+                    if self.table(t).found {
+                        self.solve(rules, ci, base, rest, sink)?;
+                    }
+                    return Ok(());
+                }
+                let arity = args.len();
+                let mut row: SmallVec<[TermId; 8]> = SmallVec::new();
+                let mut k = 0;
+                // The answers may grow while this runs (recursion): read by index.
+                while (k + 1) * arity <= self.table(t).answers.len() && !self.done(sink) {
+                    row.clear();
+                    row.extend_from_slice(&self.table(t).answers[k * arity..(k + 1) * arity]);
+                    k += 1;
+                    let mark = self.trail.len();
+                    if args.iter().zip(row.iter()).all(|(p, &a)| self.unify(p, a, base)) {
+                        self.solve(rules, ci, base, rest, sink)?;
+                    }
+                    self.undo(mark);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The next literal to solve: a cheap test whose variables are bound
+    /// (`distinct`, `true`, a static relation), else the first in the
+    /// rule's order that is positive or has its variables bound.
+    fn choose(&self, rules: &Rules, c: &TClause, base: usize, pending: u64) -> usize {
+        let bound = |i: usize| c.vars[i].iter().all(|&v| self.binds[base + v as usize] != UNBOUND);
+        let mut first = None;
+        let mut bits = pending;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let b = bound(i);
+            let cheap = match &c.body[i] {
+                TLit::Distinct(..) | TLit::Same(..) => true,
+                TLit::Pos(r, _) | TLit::Neg(r, _) => *r == RelId::TRUE || rules.layer[r.index()] == Layer::Static,
+            };
+            if b && cheap {
+                return i;
+            }
+            if first.is_none() && (b || matches!(c.body[i], TLit::Pos(..))) {
+                first = Some(i);
+            }
+        }
+        first.unwrap_or(pending.trailing_zeros() as usize)
+    }
+
+    fn emit(&mut self, rules: &Rules, c: &TClause, base: usize, sink: u32) -> Result<(), QueryError> {
+        let rel = self.table(sink).rel;
+        if self.table(sink).boolean {
+            let tab = self.table_mut(sink);
+            if !tab.found {
+                tab.found = true;
+                self.added += 1;
+            }
+            return Ok(());
+        }
+        let mut row: SmallVec<[TermId; 8]> = SmallVec::new();
+        for p in c.head.iter() {
+            match self.ground(p, base)? {
+                Some(t) => row.push(t),
+                None => return Err(unsafe_rule(rules, rel)),
+            }
+        }
+        let tab = self.table_mut(sink);
+        if tab.seen.insert(row.clone()) {
+            tab.answers.extend_from_slice(&row);
+            self.added += 1;
+        }
+        Ok(())
+    }
+
+    /// The facts that may match `p`: the fact itself when `p` is ground,
+    /// else the shortest list of its functor or of a bound argument.
+    fn candidates(&self, p: &TPat, base: usize) -> Candidates {
+        let one = |t: TermId| if self.facts.set.contains(&t) { Candidates::One(t) } else { Candidates::None };
+        match p {
+            TPat::Ground(t) => one(*t),
+            TPat::Var(v) => match self.binds[base + *v as usize] {
+                UNBOUND => Candidates::List(0),
+                t => one(t),
+            },
+            TPat::App(f, args) => {
+                let Some(&mut_best) = self.facts.by_functor.get(f) else { return Candidates::None };
+                let mut best = mut_best;
+                for (i, a) in args.iter().enumerate() {
+                    let Some(t) = self.ground_existing(a, base) else { continue };
+                    match self.facts.by_arg.get(&(*f, i as u32, t)) {
+                        Some(&l) if self.facts.len(l) < self.facts.len(best) => best = l,
+                        Some(_) => {}
+                        None => return Candidates::None,
+                    }
+                }
+                Candidates::List(best)
+            }
+        }
+    }
+
+    /// `p` as an existing ground term, when its variables are bound and
+    /// it was ever built (a term never built is in no fact).
+    fn ground_existing(&self, p: &TPat, base: usize) -> Option<TermId> {
+        match p {
+            TPat::Var(v) => Some(self.binds[base + *v as usize]).filter(|&t| t != UNBOUND),
+            TPat::Ground(t) => Some(*t),
+            TPat::App(f, args) => {
+                let mut ids: SmallVec<[TermId; 8]> = SmallVec::new();
+                for a in args.iter() {
+                    ids.push(self.ground_existing(a, base)?);
+                }
+                self.pool.find(*f, &ids)
+            }
+        }
+    }
+
+    /// `p` under the bindings, built if new; `None` when a variable is free.
+    fn ground(&mut self, p: &TPat, base: usize) -> Result<Option<TermId>, QueryError> {
+        Ok(match p {
+            TPat::Var(v) => Some(self.binds[base + *v as usize]).filter(|&t| t != UNBOUND),
+            TPat::Ground(t) => Some(*t),
+            TPat::App(f, args) => {
+                let mut ids: SmallVec<[TermId; 8]> = SmallVec::new();
+                for a in args.iter() {
+                    match self.ground(a, base)? {
+                        Some(t) => ids.push(t),
+                        None => return Ok(None),
+                    }
+                }
+                let t = self.pool.app(*f, &ids);
+                Some(t.map_err(|TooDeep| QueryError::TermTooDeep { relation: self.rules.symbols.name(*f).into() })?)
+            }
+        })
+    }
+
+    fn unify(&mut self, p: &TPat, t: TermId, base: usize) -> bool {
+        match p {
+            TPat::Var(v) => {
+                let slot = base + *v as usize;
+                match self.binds[slot] {
+                    UNBOUND => {
+                        self.binds[slot] = t;
+                        self.trail.push(slot as u32);
+                        true
+                    }
+                    b => b == t,
+                }
+            }
+            TPat::Ground(g) => *g == t,
+            TPat::App(f, args) => {
+                if self.pool.functor(t) != *f || self.pool.args(t).len() != args.len() {
+                    return false;
+                }
+                for (k, a) in args.iter().enumerate() {
+                    let sub = self.pool.args(t)[k];
+                    if !self.unify(a, sub, base) {
+                        return false;
+                    }
+                }
+                true
+            }
+        }
+    }
+
+    fn undo(&mut self, mark: usize) {
+        for &slot in &self.trail[mark..] {
+            self.binds[slot as usize] = UNBOUND;
+        }
+        self.trail.truncate(mark);
+    }
+}
+
+/// Validation makes every rule safe, and a question built from one is
+/// too: this is a rule the evaluator was not meant to be given.
+fn unsafe_rule(rules: &Rules, rel: RelId) -> QueryError {
+    QueryError::Unbound { relation: rules.names[rel.index()].clone() }
+}
