@@ -4,7 +4,7 @@
 
 use propel_compiler::lower::Machine;
 use propel_compiler::propnet::passes::{specialise, split_goals, Pass};
-use propel_compiler::propnet::{Evaluator, Propnet};
+use propel_compiler::propnet::{Evaluator, Leaves, Propnet};
 use propel_runtime::propnet::{NetState, PropnetMachine, Topology};
 use propel_runtime::{NativeMachine, Prover, StateMachine};
 use propel_tests::{assert_state_abi_round_trips, assert_traces_agree, bundled_games, check_perft, read_perft, root};
@@ -78,7 +78,8 @@ fn goal_networks_match_the_reference_on_every_state() {
     for s in 0..(1u64 << n) {
         let bases: Vec<bool> = (0..n).map(|i| s >> i & 1 == 1).collect();
         let mut reference = Vec::new();
-        order.eval(&goal_net, &bases, &vec![false; goal_net.inputs.len()], &mut reference);
+        let inputs = vec![false; goal_net.inputs.len()];
+        order.eval(&goal_net, &Leaves { bases: &bases, inputs: &inputs, answers: &[] }, &mut reference);
         let state = NetState::from_bits(vec![s]);
         for role in 0..2 {
             let mut want: Vec<u8> = goal_net

@@ -87,19 +87,22 @@ fn check(terminal: &str, expected: Lookups) {
 
 #[test]
 fn a_goal_over_the_budget_is_answered_by_the_rules() {
-    check("", Lookups { goal: true, terminal: false });
+    check("", Lookups { goal: true, ..Default::default() });
 }
 
 #[test]
 fn a_terminal_test_over_the_budget_is_answered_by_the_rules() {
     // Three different digits in the first three cells end the game too.
     let terminal = "(<= terminal (true (at 1 ?a)) (true (at 2 ?b)) (true (at 3 ?c)) (digit ?d) (alldiff ?a ?b ?c ?d))";
-    check(terminal, Lookups { goal: true, terminal: true });
+    check(terminal, Lookups { goal: true, terminal: true, ..Default::default() });
 }
 
+/// The same helper in `legal`: no lookup of a whole output can stand in
+/// for it, but the rule's test, with its parameters bound, can be asked of
+/// each state as a question (`propel_compiler::queries`): the network
+/// keeps the rest of the rule as its guard.
 #[test]
-fn legal_moves_over_the_budget_are_not_left_to_the_rules() {
-    // The same helper in `legal`: no lookup can stand in for it.
+fn legal_moves_over_the_budget_ask_a_question_of_the_state() {
     let g = Arc::new(
         propel_compiler::validate::load(
             "lookups.kif",
@@ -107,6 +110,14 @@ fn legal_moves_over_the_budget_are_not_left_to_the_rules() {
         )
         .unwrap(),
     );
-    let e = prepare(&g, &options(true)).err().expect("over the budget");
+    let e = prepare(&g, &options(false)).err().expect("over the budget as written");
     assert!(e.to_string().contains("alldiff"), "{e}");
+    let p = prepare(&g, &options(true)).unwrap();
+    assert!(p.lookups().questions && !p.lookups().goal, "{:?}", p.lookups());
+    assert!(!p.net().queries.is_empty());
+    let mut prover = Prover::new(g.clone()).unwrap();
+    agrees(&mut p.lookup_machine(prover.clone()).unwrap(), &mut prover, false);
+    // Native code does not answer questions, and says so.
+    let e = p.jit(&g.name).err().expect("no native code");
+    assert!(e.to_string().contains("questions"), "{e}");
 }

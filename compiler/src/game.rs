@@ -140,6 +140,9 @@ pub struct Game {
     pub source_rules: usize,
     /// Things worth knowing that do not make the game invalid.
     pub warnings: Vec<String>,
+    /// Relations whose truth also needs a question answered on the state
+    /// ([`crate::queries`]); none in a game as written.
+    pub queries: Vec<crate::queries::Query>,
 }
 
 impl Game {
@@ -202,6 +205,11 @@ impl Game {
         }
         out.sort_unstable();
         out
+    }
+
+    /// The question relation `r` stands for, when it is one.
+    pub fn query_of(&self, r: RelId) -> Option<usize> {
+        self.queries.iter().position(|q| q.rel == r)
     }
 
     pub fn role_names(&self) -> Vec<String> {

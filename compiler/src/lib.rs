@@ -31,6 +31,7 @@ mod normal;
 pub mod pipeline;
 pub mod project;
 pub mod propnet;
+pub mod queries;
 pub mod reader;
 mod source;
 mod strata;

@@ -17,31 +17,41 @@
 use crate::game::{Game, RelId};
 use crate::ground::GroundError;
 
-/// Which outputs a network leaves to lookups (none by default).
+/// What a network leaves to the rules (nothing by default): its goal or
+/// terminal output, or questions its rules ask of the state
+/// ([`crate::queries`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Lookups {
     pub goal: bool,
     pub terminal: bool,
+    /// The network has query components: its machine answers them from
+    /// the state with the top-down evaluator.
+    pub questions: bool,
 }
 
 impl Lookups {
     pub fn any(self) -> bool {
-        self.goal || self.terminal
+        self.goal || self.terminal || self.questions
     }
 
     /// Both sets together.
     pub fn union(self, other: Lookups) -> Lookups {
-        Lookups { goal: self.goal || other.goal, terminal: self.terminal || other.terminal }
+        Lookups {
+            goal: self.goal || other.goal,
+            terminal: self.terminal || other.terminal,
+            questions: self.questions || other.questions,
+        }
     }
 
-    /// The outputs in words (`goal`, `terminal`, `goal and terminal`;
-    /// empty for none).
+    /// What is left to the rules, in words (`goal`, `terminal`, `goal and
+    /// terminal`, `questions`; empty for nothing).
     pub fn describe(self) -> &'static str {
-        match (self.goal, self.terminal) {
-            (true, true) => "goal and terminal",
-            (true, false) => "goal",
-            (false, true) => "terminal",
-            (false, false) => "",
+        match (self.goal, self.terminal, self.questions) {
+            (_, _, true) => "questions",
+            (true, true, _) => "goal and terminal",
+            (true, false, _) => "goal",
+            (false, true, _) => "terminal",
+            (false, false, false) => "",
         }
     }
 }
@@ -61,6 +71,7 @@ pub fn for_failure(game: &Game, error: &GroundError) -> Option<Lookups> {
     let l = Lookups {
         goal: game.needed_by(&[RelId::GOAL])[rel.index()],
         terminal: game.needed_by(&[RelId::TERMINAL])[rel.index()],
+        questions: false,
     };
     l.any().then_some(l)
 }
@@ -99,9 +110,9 @@ mod tests {
     #[test]
     fn only_goal_and_terminal_helpers_are_left_to_lookups() {
         let g = load("t.kif", GAME).unwrap();
-        assert_eq!(for_failure(&g, &failure("far")), Some(Lookups { goal: true, terminal: false }));
-        assert_eq!(for_failure(&g, &failure("magic@far@bf")), Some(Lookups { goal: true, terminal: false }));
-        assert_eq!(for_failure(&g, &failure("terminal")), Some(Lookups { goal: false, terminal: true }));
+        assert_eq!(for_failure(&g, &failure("far")), Some(Lookups { goal: true, ..Default::default() }));
+        assert_eq!(for_failure(&g, &failure("magic@far@bf")), Some(Lookups { goal: true, ..Default::default() }));
+        assert_eq!(for_failure(&g, &failure("terminal")), Some(Lookups { terminal: true, ..Default::default() }));
         // `succ` feeds `next` too: the network cannot do without it.
         assert_eq!(for_failure(&g, &failure("succ")), None);
         assert_eq!(for_failure(&g, &failure("no_such_relation")), None);
@@ -112,7 +123,7 @@ mod tests {
         let g = load("t.kif", GAME).unwrap();
         let far = g.relation_by_name("far").unwrap();
         assert!(g.needed_relations()[far.index()]);
-        let w = without(&g, Lookups { goal: true, terminal: false }).unwrap();
+        let w = without(&g, Lookups { goal: true, ..Default::default() }).unwrap();
         assert!(!w.needed_relations()[far.index()]);
         assert!(w.clauses.iter().all(|c| c.head.rel != RelId::GOAL));
         assert!(w.clauses.iter().any(|c| c.head.rel == RelId::TERMINAL));

@@ -238,7 +238,10 @@ pub fn demand_transform(game: &Game, wanted: &[RelId]) -> Option<Rewritten> {
     for (i, c) in source.iter().enumerate() {
         by_head[c.head.rel.index()].push(i);
     }
-    let rewritable = |r: usize| r >= KEYWORD_RELATIONS.len() && !by_head[r].is_empty();
+    // A question's relation stays as it is: the network reads it by name
+    // (`crate::queries`), and its rules are a guard, not a helper to call.
+    let rewritable =
+        |r: usize| r >= KEYWORD_RELATIONS.len() && !by_head[r].is_empty() && game.query_of(RelId(r as u32)).is_none();
     let fixed: Vec<bool> = game.relations.iter().map(|r| r.layer == Layer::Static).collect();
     let mut rewritten = vec![false; nrel];
     for &r in wanted {

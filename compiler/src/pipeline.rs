@@ -15,6 +15,10 @@ pub enum CompileError {
     Ground(#[from] GroundError),
     #[error(transparent)]
     Propnet(#[from] PropnetError),
+    /// The network's query components cannot be answered (a term of the
+    /// network that the rules do not know: a bug, not the game's fault).
+    #[error("the network's questions cannot be set up: {0}")]
+    Questions(String),
 }
 
 impl CompileError {
@@ -23,6 +27,7 @@ impl CompileError {
         match self {
             CompileError::Ground(e) => e.is_timeout(),
             CompileError::Propnet(e) => matches!(e, PropnetError::Timeout { .. }),
+            CompileError::Questions(_) => false,
         }
     }
 }
@@ -50,10 +55,13 @@ pub struct Compiled {
     /// Whether `net` was built from the rules rewritten by variable
     /// elimination (kept at a quarter of the edges or less).
     pub eliminated: bool,
-    /// The outputs `net` leaves to lookups on the rules (none unless
-    /// [`compile_or_lookup`] needed them): its goal or terminal logic is
-    /// then missing, and a machine must answer them otherwise.
+    /// What `net` leaves to the rules (nothing unless
+    /// [`compile_or_lookup`] needed it): its goal or terminal logic is
+    /// then missing, or it has query components, and a machine must
+    /// answer them otherwise.
     pub lookups: Lookups,
+    /// The rules its query components are answered from, when it has any.
+    pub questions: Option<Arc<crate::topdown::Rules>>,
 }
 
 /// The eliminated network of a game whose interpreter keeps the rules as
@@ -349,6 +357,71 @@ pub fn compile_or_lookup(
             }
         }
     }
+    if lookups.any() {
+        return Err(first.into());
+    }
+    compile_with_questions(game, limits, passes, start, first)
+}
+
+/// Most relations asked as questions before a build gives up.
+pub const MAX_QUESTIONS: usize = 4;
+
+/// After grounding `game` failed with `first`: the game built again with
+/// the relation the error names asked as a question ([`crate::queries`]),
+/// and if that fails in another such relation, with both (up to
+/// [`MAX_QUESTIONS`]), in the time left. The first error when no such
+/// build succeeds.
+fn compile_with_questions(
+    game: &Arc<Game>,
+    limits: &GroundLimits,
+    passes: &[passes::Pass],
+    start: Instant,
+    first: GroundError,
+) -> Result<Compiled, CompileError> {
+    let mut asked = Vec::new();
+    let mut error = first.clone();
+    while asked.len() < MAX_QUESTIONS {
+        let Some(r) = crate::queries::for_failure(game, &error).filter(|r| !asked.contains(r)) else { break };
+        asked.push(r);
+        let left = limits.time.saturating_sub(start.elapsed());
+        if left.is_zero() {
+            break;
+        }
+        let rewritten = match crate::queries::residual(game, &asked) {
+            Ok(g) => Arc::new(g),
+            Err(e) => {
+                tracing::debug!(error = %e, "no questions for this failure");
+                break;
+            }
+        };
+        let names: Vec<&str> = asked.iter().map(|&r| game.rel_name(r)).collect();
+        tracing::info!(relations = ?names, error = %error, "building again with relations asked as questions");
+        // The network must not grow its own goal network: goal logic that
+        // reads answers needs the machine that sets them.
+        let passes: Vec<passes::Pass> = passes.iter().copied().filter(|&p| p != passes::Pass::Goals).collect();
+        let limits = GroundLimits { time: left, ..limits.clone() };
+        match compile(&rewritten, &limits, &passes) {
+            Ok(mut c) => {
+                let questions: Vec<_> = rewritten.queries.iter().map(|q| q.question.clone()).collect();
+                match crate::topdown::Rules::new(&rewritten, &questions) {
+                    Ok(rules) => {
+                        c.lookups = Lookups { questions: true, ..Lookups::default() };
+                        c.questions = Some(Arc::new(rules));
+                        return Ok(c);
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e, "the questions cannot be evaluated top-down");
+                        break;
+                    }
+                }
+            }
+            Err(CompileError::Ground(e)) => error = e,
+            Err(e) => {
+                tracing::debug!(error = %e, "the build with questions failed");
+                break;
+            }
+        }
+    }
     Err(first.into())
 }
 
@@ -384,7 +457,16 @@ fn build(
     if let Some(g) = &mut goal_net {
         g.canonical_order();
     }
-    Ok(Compiled { net, goal_net, report, demand, native: None, eliminated: false, lookups: Lookups::default() })
+    Ok(Compiled {
+        net,
+        goal_net,
+        report,
+        demand,
+        native: None,
+        eliminated: false,
+        lookups: Lookups::default(),
+        questions: None,
+    })
 }
 
 /// `eliminated` as the native network of `plain`, when it is small enough

@@ -39,7 +39,8 @@ pub(crate) fn rewritten(
     for c in &clauses {
         relations[c.head.rel.index()].defined = true;
     }
-    set_layers(&mut relations, &clauses);
+    let questions: Vec<RelId> = game.queries.iter().map(|q| q.rel).collect();
+    set_layers(&mut relations, &clauses, &questions);
     let strata = stratify(&relations, &clauses)?;
     Ok(Game {
         name: game.name.clone(),
@@ -50,12 +51,15 @@ pub(crate) fn rewritten(
         strata,
         source_rules: game.source_rules,
         warnings,
+        queries: game.queries.clone(),
     })
 }
 
 /// Sets each relation's layer: the highest layer of what its clauses read
 /// (`true` is `State`, `does` is `Move`), computed on whole relations.
-pub(crate) fn set_layers(relations: &mut [Relation], clauses: &[Clause]) {
+/// The relations in `questions` read the state whatever their rules say
+/// (their answers do: [`crate::queries`]).
+pub(crate) fn set_layers(relations: &mut [Relation], clauses: &[Clause], questions: &[RelId]) {
     let n = relations.len();
     let mut succ: Vec<Vec<u32>> = vec![Vec::new(); n];
     for c in clauses {
@@ -70,6 +74,9 @@ pub(crate) fn set_layers(relations: &mut [Relation], clauses: &[Clause]) {
     }
     relations[RelId::TRUE.index()].layer = Layer::State;
     relations[RelId::DOES.index()].layer = Layer::Move;
+    for q in questions {
+        relations[q.index()].layer = Layer::State;
+    }
     for comp in crate::graph::sccs(&succ) {
         let mut layer = Layer::Static;
         for &r in &comp {

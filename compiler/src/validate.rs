@@ -88,6 +88,7 @@ pub fn validate(src: &Source, desc: &Description, syms: SymbolTable) -> Result<G
         strata,
         source_rules: desc.rules.len(),
         warnings,
+        queries: Vec::new(),
     })
 }
 
@@ -412,7 +413,7 @@ impl Validator<'_> {
     /// Orders the clauses into strata (see [`crate::strata`]) and turns a
     /// cycle through `not` into an error naming the relations on it.
     fn stratify(&mut self, clauses: &[Clause]) -> Result<Vec<Stratum>, GdlError> {
-        crate::strata::set_layers(&mut self.relations, clauses);
+        crate::strata::set_layers(&mut self.relations, clauses, &[]);
         crate::strata::stratify(&self.relations, clauses).map_err(|u| {
             let name = |r: RelId| self.name(self.relations[r.index()].name);
             let cycle: Vec<&str> = u.cycle.iter().map(|&r| name(r)).collect();

@@ -255,7 +255,11 @@ pub fn prepare(game: &Arc<Game>, opts: &BuildOptions) -> Result<Prepared, Compil
         true => compile_or_lookup(game, &opts.limits, &opts.passes)?,
         false => compile(game, &opts.limits, &opts.passes)?,
     };
-    let single = PropnetMachine::new(Arc::new(Topology::new(&c.net, c.goal_net.clone())));
+    let mut topo = Topology::new(&c.net, c.goal_net.clone());
+    if let Some(rules) = &c.questions {
+        topo = topo.with_questions(&c.net, rules.clone()).map_err(|e| CompileError::Questions(e.to_string()))?;
+    }
+    let single = PropnetMachine::new(Arc::new(topo));
     // A build stopped from outside (a match's abort or start clock) skips
     // the split's sample playouts: the network works without it.
     // Relaxed: the flag publishes no data.

@@ -60,8 +60,9 @@ impl GoalProgram {
                         p.trues.push(c);
                         continue;
                     }
-                    // Inputs are never played when goals are read.
-                    Kind::False | Kind::Base(_) | Kind::Input(_) => continue,
+                    // Inputs are never played when goals are read; a goal
+                    // network is never built where questions are asked.
+                    Kind::False | Kind::Base(_) | Kind::Input(_) | Kind::Query(_) => continue,
                     Kind::And => (false, false),
                     Kind::Nand => (false, true),
                     Kind::Or => (true, false),

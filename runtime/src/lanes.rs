@@ -42,7 +42,7 @@ mod choose;
 use crate::heuristic::Material;
 use crate::rng::Rng;
 use propel_abi::LanePlan;
-use propel_compiler::propnet::{Evaluator, Propnet};
+use propel_compiler::propnet::{Evaluator, Leaves, Propnet};
 
 pub use propel_abi::LANES;
 
@@ -1169,7 +1169,8 @@ impl LaneEval for Reference<'_> {
     fn state(&mut self, words: &mut [Word]) {
         for l in 0..LANES {
             let bases = self.bases(words, l);
-            self.order.eval(self.net, &bases, &vec![false; self.net.inputs.len()], &mut self.val);
+            let inputs = vec![false; self.net.inputs.len()];
+            self.order.eval(self.net, &Leaves { bases: &bases, inputs: &inputs, answers: &[] }, &mut self.val);
             let val = &self.val;
             put(words, self.plan.terminal, l, val[self.net.terminal as usize]);
             for (j, inp) in self.net.inputs.iter().enumerate() {
@@ -1187,7 +1188,7 @@ impl LaneEval for Reference<'_> {
         for l in 0..LANES {
             let inputs: Vec<bool> = self.plan.input.iter().map(|&w| bit(words, w, l)).collect();
             let bases = self.bases(words, l);
-            self.order.eval(self.net, &bases, &inputs, &mut self.val);
+            self.order.eval(self.net, &Leaves { bases: &bases, inputs: &inputs, answers: &[] }, &mut self.val);
             let val = &self.val;
             let next: Vec<bool> = self.net.bases.iter().map(|b| val[b.next as usize]).collect();
             for (&w, v) in self.plan.next.iter().zip(next) {
@@ -1200,7 +1201,8 @@ impl LaneEval for Reference<'_> {
         let (Some(g), Some(order)) = (self.goal_net, &self.goal_order) else { return };
         for l in 0..LANES {
             let bases = self.bases(words, l);
-            order.eval(g, &bases, &vec![false; g.inputs.len()], &mut self.val);
+            let inputs = vec![false; g.inputs.len()];
+            order.eval(g, &Leaves { bases: &bases, inputs: &inputs, answers: &[] }, &mut self.val);
             let val = &self.val;
             for (x, &(_, _, w)) in g.goals.iter().zip(&self.plan.goals) {
                 put(words, w, l, val[x.comp as usize]);

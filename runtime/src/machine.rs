@@ -70,6 +70,14 @@ pub enum MachineError {
     /// The search has no move to give (its root is terminal) or no root.
     #[error("the search has no move: {0}")]
     NoSearchMove(&'static str),
+    /// A question of the network's rules that the top-down evaluator could
+    /// not answer (`propel_compiler::topdown`).
+    #[error("answering a question of the state: {0}")]
+    Query(#[from] propel_compiler::topdown::QueryError),
+    /// A network with query components on a machine built without the
+    /// rules that answer them.
+    #[error("the network asks questions of the state, but its machine was built without the rules that answer them")]
+    NoQuestions,
     /// A broken invariant of the search tree: a bug in Propel, never in the
     /// game; the text says which.
     #[error("internal error in the search: {0}")]

@@ -22,6 +22,8 @@
 use crate::goals::GoalProgram;
 use crate::machine::{MachineError, StateMachine};
 use propel_compiler::propnet::{Kind, Propnet};
+use propel_compiler::topdown::{Rules, TopDown};
+use propel_compiler::TermId;
 use std::sync::Arc;
 
 const NONE: u32 = u32::MAX;
@@ -46,6 +48,20 @@ struct Rec {
 enum Trigger {
     Legal(u32),
     Next(u32),
+    /// The guard of query component `i`.
+    Guard(u32),
+}
+
+/// What a network's query components ask ([`propel_compiler::queries`]):
+/// shared by every engine of the topology.
+#[derive(Clone, Debug)]
+struct Questions {
+    /// An evaluator whose terms include every base's fact and every
+    /// question's arguments (each engine starts from a copy).
+    template: TopDown,
+    base_terms: Vec<TermId>,
+    /// Per query component: its component, question and arguments.
+    leaves: Vec<(u32, u32, Box<[TermId]>)>,
 }
 
 /// A cyclic strongly connected component: its members, and for each
@@ -80,6 +96,10 @@ pub struct Topology {
     /// separate goal network.
     goals: Vec<(u32, u8, u32)>,
     goal_net: Option<Arc<GoalProgram>>,
+    /// Query components (the network's `queries`, in order).
+    query_leaves: usize,
+    /// How to answer them; `None` until [`Topology::with_questions`].
+    questions: Option<Arc<Questions>>,
 }
 
 fn counter0(kind: Kind, n: usize) -> i32 {
@@ -90,7 +110,7 @@ fn counter0(kind: Kind, n: usize) -> i32 {
         Kind::Not | Kind::Nor => -1,
         Kind::Nand => n.wrapping_neg(),
         Kind::True => -1,
-        Kind::False | Kind::Base(_) | Kind::Input(_) => 0,
+        Kind::False | Kind::Base(_) | Kind::Input(_) | Kind::Query(_) => 0,
     }
 }
 
@@ -128,6 +148,9 @@ impl Topology {
         }
         for (i, b) in net.bases.iter().enumerate() {
             trig_lists[b.next as usize].push(Trigger::Next(i as u32));
+        }
+        for (i, q) in net.queries.iter().enumerate() {
+            trig_lists[q.guard as usize].push(Trigger::Guard(i as u32));
         }
         let mut triggers = Vec::new();
         for c in 0..n {
@@ -191,7 +214,31 @@ impl Topology {
             initial,
             goals: net.goals.iter().map(|g| (g.role, g.value, g.comp)).collect(),
             goal_net,
+            query_leaves: net.queries.len(),
+            questions: None,
         }
+    }
+
+    /// This topology with its query components answered from `rules`
+    /// (the rules `net` was built from, with its questions): `net` must
+    /// be the network the topology was made of.
+    pub fn with_questions(mut self, net: &Propnet, rules: Arc<Rules>) -> Result<Topology, MachineError> {
+        let mut template = TopDown::new(rules);
+        let mut term =
+            |text: &str| template.term_from_kif(text).map_err(|why| MachineError::NotATerm { text: text.into(), why });
+        let base_terms = net.bases.iter().map(|b| term(&b.name)).collect::<Result<Vec<_>, _>>()?;
+        let mut leaves = Vec::with_capacity(net.queries.len());
+        for q in &net.queries {
+            let args = q.args.iter().map(|a| term(a)).collect::<Result<Vec<_>, _>>()?;
+            leaves.push((q.comp, q.question, args.into()));
+        }
+        self.questions = Some(Arc::new(Questions { template, base_terms, leaves }));
+        Ok(self)
+    }
+
+    /// Query components: answers the machine computes on the state.
+    pub fn query_components(&self) -> usize {
+        self.query_leaves
     }
 
     pub fn bases(&self) -> usize {
@@ -252,6 +299,22 @@ pub struct Engine {
     goal_for: Option<Vec<u64>>,
     /// Counter updates made so far (the propagation's work, counted).
     updates: u64,
+    /// Query components whose guard holds, and those answered for the
+    /// current state (bitsets).
+    guards: Vec<u64>,
+    answered: Vec<u64>,
+    asker: Option<Box<Asker>>,
+    /// Why an answer could not be computed (taken by the next call).
+    query_error: Option<MachineError>,
+}
+
+/// An engine's evaluator of its network's questions.
+#[derive(Clone, Debug)]
+struct Asker {
+    td: TopDown,
+    facts: Vec<TermId>,
+    /// Whether `td` holds the engine's current state.
+    current: bool,
 }
 
 #[inline]
@@ -277,6 +340,10 @@ impl Engine {
             goal_val: Vec::new(),
             goal_for: None,
             updates: 0,
+            guards: vec![0; words(topo.query_leaves)],
+            answered: vec![0; words(topo.query_leaves)],
+            asker: None,
+            query_error: None,
             topo,
         };
         // Every component whose output is true with nothing set (TRUE,
@@ -302,6 +369,7 @@ impl Engine {
             let (bits, i) = match self.topo.triggers[t as usize] {
                 Trigger::Legal(i) => (&mut self.legal, i),
                 Trigger::Next(i) => (&mut self.next, i),
+                Trigger::Guard(i) => (&mut self.guards, i),
             };
             let w = &mut bits[i as usize / 64];
             let m = 1u64 << (i % 64);
@@ -370,6 +438,7 @@ impl Engine {
                         let (bits, i) = match *t {
                             Trigger::Legal(i) => (&mut self.legal, i),
                             Trigger::Next(i) => (&mut self.next, i),
+                            Trigger::Guard(i) => (&mut self.guards, i),
                         };
                         let w = &mut bits[i as usize / 64];
                         let m = 1u64 << (i % 64);
@@ -440,6 +509,7 @@ impl Engine {
                 let (bits, i) = match topo.triggers[t as usize] {
                     Trigger::Legal(i) => (&mut self.legal, i),
                     Trigger::Next(i) => (&mut self.next, i),
+                    Trigger::Guard(i) => (&mut self.guards, i),
                 };
                 let w = &mut bits[i as usize / 64];
                 let mask = 1u64 << (i % 64);
@@ -483,8 +553,10 @@ impl Engine {
 
     /// Makes `bits` the current state: only bases that differ are touched.
     pub fn set_state(&mut self, bits: &[u64]) {
+        let mut changed = false;
         for (w, &word) in bits.iter().enumerate() {
             let mut diff = word ^ self.bases[w];
+            changed |= diff != 0;
             while diff != 0 {
                 let b = diff.trailing_zeros();
                 diff &= diff - 1;
@@ -495,7 +567,82 @@ impl Engine {
             }
             self.bases[w] = bits[w];
         }
+        if changed && self.topo.query_leaves > 0 {
+            // Every answer was for the state before.
+            self.answered.fill(0);
+            if let Some(a) = &mut self.asker {
+                a.current = false;
+            }
+        }
         self.settle();
+        self.answer();
+    }
+
+    /// Answers the query components whose guard holds and that are not
+    /// answered for this state yet, propagating each round of answers
+    /// (which may make more guards hold) until none is left. Where a
+    /// guard is false the answer is never read, so an old one may stay.
+    fn answer(&mut self) {
+        if self.topo.query_leaves == 0 {
+            return;
+        }
+        let Some(q) = self.topo.questions.clone() else {
+            if self.guards.iter().any(|&w| w != 0) {
+                self.query_error.get_or_insert(MachineError::NoQuestions);
+            }
+            return;
+        };
+        let mut asker = match self.asker.take() {
+            Some(a) => a,
+            None => Box::new(Asker { td: q.template.clone(), facts: Vec::new(), current: false }),
+        };
+        loop {
+            let mut asked = false;
+            for w in 0..self.guards.len() {
+                let mut todo = self.guards[w] & !self.answered[w];
+                while todo != 0 {
+                    let b = todo.trailing_zeros();
+                    todo &= todo - 1;
+                    self.answered[w] |= 1 << b;
+                    if !asker.current {
+                        asker.facts.clear();
+                        for (bw, &word) in self.bases.iter().enumerate() {
+                            let mut bits = word;
+                            while bits != 0 {
+                                asker.facts.push(q.base_terms[bw * 64 + bits.trailing_zeros() as usize]);
+                                bits &= bits - 1;
+                            }
+                        }
+                        let Asker { td, facts, .. } = &mut *asker;
+                        td.set_state(facts);
+                        asker.current = true;
+                    }
+                    let (comp, question, args) = &q.leaves[w * 64 + b as usize];
+                    let value = match asker.td.ask(*question as usize, args) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            self.query_error.get_or_insert(e.into());
+                            false
+                        }
+                    };
+                    self.set_leaf(*comp, value);
+                    asked = true;
+                }
+            }
+            if !asked {
+                break;
+            }
+            self.settle();
+        }
+        self.asker = Some(asker);
+    }
+
+    /// The error an answer ran into since the last call, if any.
+    fn take_query_error(&mut self) -> Result<(), MachineError> {
+        match self.query_error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// Makes `joint` (one input index per role) the current move.
@@ -519,6 +666,8 @@ impl Engine {
         }
         self.want = want;
         self.settle();
+        // Guards may read the move.
+        self.answer();
     }
 
     /// The legal moves of `role` in the current state.
@@ -634,6 +783,7 @@ impl PropnetMachine {
         };
         let e = &mut self.engines[i];
         e.set_state(bits);
+        e.take_query_error()?;
         Ok(e)
     }
 
@@ -673,6 +823,7 @@ impl StateMachine for PropnetMachine {
         crate::machine::check_joint(joint, &topo.input_role, &topo.roles, |m| self.move_kif(m))?;
         let e = self.engine(s.bits())?;
         e.set_joint(joint);
+        e.take_query_error()?;
         Ok(NetState(Arc::from(e.next.clone())))
     }
 

@@ -31,7 +31,7 @@ pub(crate) fn counter0(kind: Kind, n: usize) -> i32 {
         Kind::Not | Kind::Nor => i32::MIN,
         Kind::Nand => i32::MIN.wrapping_add(n - 1),
         Kind::True => -1,
-        Kind::False | Kind::Base(_) | Kind::Input(_) => 0,
+        Kind::False | Kind::Base(_) | Kind::Input(_) | Kind::Query(_) => 0,
     }
 }
 
@@ -54,7 +54,7 @@ pub fn reset_image(net: &Propnet, layout: &Layout) -> Vec<u8> {
         let ins = net.inputs_of(c as u32);
         let on = ins.iter().filter(|&&i| val[i as usize]).count() as i32;
         let counter = match net.kind(c as u32) {
-            Kind::Base(_) | Kind::Input(_) | Kind::False => 0,
+            Kind::Base(_) | Kind::Input(_) | Kind::Query(_) | Kind::False => 0,
             Kind::True => -1,
             k if counts_down(k) => counter0(k, ins.len()).wrapping_sub(on),
             k => counter0(k, ins.len()).wrapping_add(on),

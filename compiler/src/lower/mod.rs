@@ -57,6 +57,11 @@ pub enum LowerError {
     TooLarge { updates: usize, limit: usize },
     #[error("code generation cancelled")]
     Cancelled,
+    #[error(
+        "the network asks {questions} questions of the state (query components), which native code \
+         does not answer; the interpreted propnet (--machine auto) runs it"
+    )]
+    Queries { questions: usize },
 }
 
 impl From<ModuleError> for LowerError {
@@ -166,6 +171,10 @@ fn generate<M: Module>(
 ) -> Result<(Vec<cranelift_module::FuncId>, MachineLayout, CodeStats), LowerError> {
     if let Some(e) = m.too_large() {
         return Err(e);
+    }
+    let questions = m.engines.iter().copied().chain(m.goal_net).chain(m.lanes).map(|n| n.queries.len()).sum();
+    if questions > 0 {
+        return Err(LowerError::Queries { questions });
     }
     let mut par = parallel::Parallel::new(module, bulk_isa, options);
     let cancelled = |e: LowerError| if options.cancel.raised() { LowerError::Cancelled } else { e };

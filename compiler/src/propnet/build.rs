@@ -1,7 +1,7 @@
 //! From ground rules to a propnet: an OR per atom over its rules, an AND
 //! per rule over its literals, a NOT per negated atom.
 
-use super::{Base, Goal, Input, Kind, Propnet};
+use super::{Base, Goal, Input, Kind, Propnet, QueryLeaf};
 use crate::deadline::Deadline;
 use crate::game::RelId;
 use crate::ground::{AtomId, Grounded};
@@ -63,6 +63,7 @@ pub fn from_ground_until(g: &Grounded, deadline: &Deadline) -> Result<Propnet, P
         rules_of[r.head.0 as usize].push(ri);
     }
     let mut not_of: FxHashMap<u32, u32> = FxHashMap::default();
+    let mut queries: Vec<QueryLeaf> = Vec::new();
     for (ai, rules) in rules_of.iter().enumerate() {
         if ai % 65536 == 65535 && deadline.passed() {
             return Err(timeout(comps.len()));
@@ -95,6 +96,18 @@ pub fn from_ground_until(g: &Grounded, deadline: &Deadline) -> Result<Propnet, P
         }
         alternatives.sort_unstable();
         alternatives.dedup();
+        // A question's atom holds where its guard (its rules) does and the
+        // answer read on the state says so (`crate::queries`).
+        if let Some(q) = game.query_of(rel) {
+            comps.push((Kind::Or, alternatives));
+            let guard = comps.len() as u32 - 1;
+            comps.push((Kind::Query(queries.len() as u32), vec![]));
+            let comp = comps.len() as u32 - 1;
+            let args = g.atoms[ai].args.iter().map(|&t| g.pool.to_kif(t, &game.symbols)).collect();
+            queries.push(QueryLeaf { comp, guard, question: q as u32, args });
+            comps[atom_comp[ai] as usize] = (Kind::And, vec![guard, comp]);
+            continue;
+        }
         comps[atom_comp[ai] as usize] = (Kind::Or, alternatives);
     }
     let find = |rel: RelId, args: &[crate::term::TermId]| g.find(rel, args).map(|a| atom_comp[a.0 as usize]);
@@ -132,6 +145,7 @@ pub fn from_ground_until(g: &Grounded, deadline: &Deadline) -> Result<Propnet, P
         return Err(timeout(comps.len()));
     }
     let mut net = Propnet::from_parts(comps, roles, bases, inputs, goals, terminal);
+    net.queries = queries;
     // `init` reads only static relations: evaluate with an empty state.
     let val = net.eval(&vec![false; net.bases.len()], &vec![false; net.inputs.len()]);
     for (b, &ic) in net.bases.iter_mut().zip(&init_comps) {

@@ -2,7 +2,7 @@
 //! rewired and replaced by others (aliases); `finish` resolves aliases,
 //! drops what no output reads and numbers the rest in dependency order.
 
-use super::{Base, Goal, Input, Kind, Propnet};
+use super::{Base, Goal, Input, Kind, Propnet, QueryLeaf};
 use crate::deadline::Deadline;
 use crate::graph::{scc_groups, Groups};
 
@@ -22,6 +22,7 @@ pub(crate) struct Edit {
     pub(crate) inputs: Vec<Input>,
     pub(crate) goals: Vec<Goal>,
     pub(crate) terminal: u32,
+    pub(crate) queries: Vec<QueryLeaf>,
     true_c: Option<u32>,
     false_c: Option<u32>,
     pub(crate) partial: bool,
@@ -49,6 +50,7 @@ impl Edit {
             inputs: net.inputs,
             goals: net.goals,
             terminal: net.terminal,
+            queries: net.queries,
             true_c: None,
             false_c: None,
             partial: net.partial,
@@ -176,13 +178,15 @@ impl Edit {
         self.ins(c).iter().map(|&i| self.find(i)).collect()
     }
 
-    /// Output components (legal, goal, terminal, next), resolved.
+    /// Output components (legal, goal, terminal, next, the guards of
+    /// query components), resolved.
     pub(crate) fn outputs(&self) -> Vec<u32> {
         let mut v: Vec<u32> = Vec::new();
         v.extend(self.bases.iter().map(|b| self.find(b.next)));
         v.extend(self.inputs.iter().map(|i| self.find(i.legal)));
         v.extend(self.goals.iter().map(|g| self.find(g.comp)));
         v.push(self.find(self.terminal));
+        v.extend(self.queries.iter().map(|q| self.find(q.guard)));
         v
     }
 
@@ -210,6 +214,7 @@ impl Edit {
         let mut stack = self.outputs();
         stack.extend(self.bases.iter().map(|b| b.comp));
         stack.extend(self.inputs.iter().map(|i| i.comp));
+        stack.extend(self.queries.iter().map(|q| q.comp));
         while let Some(c) = stack.pop() {
             let c = self.find(c);
             if std::mem::replace(&mut live[c as usize], true) {
@@ -267,6 +272,19 @@ impl Edit {
             self.inputs.iter().map(|i| Input { comp: map(i.comp), legal: map(i.legal), ..i.clone() }).collect();
         let goals = self.goals.iter().map(|g| Goal { comp: map(g.comp), ..*g }).collect();
         let terminal = map(self.terminal);
-        Propnet { kinds, fanin_start, fanin, roles: self.roles, bases, inputs, goals, terminal, partial: self.partial }
+        let queries =
+            self.queries.iter().map(|q| QueryLeaf { comp: map(q.comp), guard: map(q.guard), ..q.clone() }).collect();
+        Propnet {
+            kinds,
+            fanin_start,
+            fanin,
+            roles: self.roles,
+            bases,
+            inputs,
+            goals,
+            terminal,
+            queries,
+            partial: self.partial,
+        }
     }
 }

@@ -24,6 +24,9 @@ pub enum Kind {
     False,
     Base(u32),
     Input(u32),
+    /// The answer to a question on the state ([`Propnet::queries`]): a
+    /// leaf whose value the machine sets, like a base's.
+    Query(u32),
     And,
     Or,
     Not,
@@ -40,6 +43,7 @@ impl Kind {
             Kind::False => "false",
             Kind::Base(_) => "base",
             Kind::Input(_) => "input",
+            Kind::Query(_) => "query",
             Kind::And => "and",
             Kind::Or => "or",
             Kind::Not => "not",
@@ -88,6 +92,20 @@ pub struct Input {
     pub name: String,
 }
 
+/// A query component: the answer to a question asked of the state
+/// ([`crate::queries`]), needed only while its guard holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueryLeaf {
+    pub comp: u32,
+    /// The component that says whether the answer is read at all: where
+    /// it is false, no output depends on the answer.
+    pub guard: u32,
+    /// Index of the question in the game's `queries`.
+    pub question: u32,
+    /// The question's parameters, each a term in canonical KIF.
+    pub args: Vec<String>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Goal {
     pub role: u32,
@@ -109,6 +127,8 @@ pub struct Propnet {
     pub inputs: Vec<Input>,
     pub goals: Vec<Goal>,
     pub terminal: u32,
+    /// Query components; empty unless the game was built with questions.
+    pub queries: Vec<QueryLeaf>,
     /// The network does not see every state reachable from the initial
     /// one through its own transitions: a goal network (its next-state
     /// outputs are placeholders) or one copy of a split network (it sees
@@ -128,6 +148,7 @@ pub struct Counts {
     pub nor: usize,
     pub base: usize,
     pub input: usize,
+    pub query: usize,
     pub constant: usize,
     /// Sum of fan-in over all components.
     pub edges: usize,
@@ -148,7 +169,11 @@ impl std::fmt::Display for Counts {
             self.input,
             self.constant,
             self.edges
-        )
+        )?;
+        if self.query > 0 {
+            write!(f, ", {} query", self.query)?;
+        }
+        Ok(())
     }
 }
 
@@ -171,7 +196,18 @@ impl Propnet {
             fanin.extend(ins);
         }
         fanin_start.push(fanin.len() as u32);
-        Propnet { kinds, fanin_start, fanin, roles, bases, inputs, goals, terminal, partial: false }
+        Propnet {
+            kinds,
+            fanin_start,
+            fanin,
+            roles,
+            bases,
+            inputs,
+            goals,
+            terminal,
+            queries: Vec::new(),
+            partial: false,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -205,13 +241,15 @@ impl Propnet {
         out
     }
 
-    /// Every component an output reads: legal, goal, terminal, next.
+    /// Every component an output reads: legal, goal, terminal, next, and
+    /// the guards of query components.
     pub fn outputs(&self) -> Vec<u32> {
         let mut v: Vec<u32> = Vec::new();
         v.extend(self.bases.iter().map(|b| b.next));
         v.extend(self.inputs.iter().map(|i| i.legal));
         v.extend(self.goals.iter().map(|g| g.comp));
         v.push(self.terminal);
+        v.extend(self.queries.iter().map(|q| q.guard));
         v
     }
 
@@ -226,6 +264,7 @@ impl Propnet {
                 Kind::Nor => c.nor += 1,
                 Kind::Base(_) => c.base += 1,
                 Kind::Input(_) => c.input += 1,
+                Kind::Query(_) => c.query += 1,
                 Kind::True | Kind::False => c.constant += 1,
             }
         }
@@ -258,18 +297,26 @@ impl Propnet {
     /// from scratch: components in dependency order, cycles iterated up
     /// from false to their least fixed point. The reference the fast
     /// propagators are checked against.
+    /// Query components read false; [`Propnet::eval_with_answers`] gives them.
     pub fn eval(&self, bases: &[bool], inputs: &[bool]) -> Vec<bool> {
+        self.eval_with_answers(bases, inputs, &[])
+    }
+
+    /// [`Propnet::eval`] with `answers[i]` the value of query component `i`
+    /// (false where missing).
+    pub fn eval_with_answers(&self, bases: &[bool], inputs: &[bool], answers: &[bool]) -> Vec<bool> {
         let mut val = Vec::new();
-        Evaluator::new(self).eval(self, bases, inputs, &mut val);
+        Evaluator::new(self).eval(self, &Leaves { bases, inputs, answers }, &mut val);
         val
     }
 
-    pub(crate) fn value_from_inputs(&self, c: u32, val: &[bool], bases: &[bool], inputs: &[bool]) -> bool {
+    pub(crate) fn value_from_inputs(&self, c: u32, val: &[bool], leaves: &Leaves) -> bool {
         match self.kind(c) {
             Kind::True => true,
             Kind::False => false,
-            Kind::Base(i) => bases[i as usize],
-            Kind::Input(i) => inputs[i as usize],
+            Kind::Base(i) => leaves.bases[i as usize],
+            Kind::Input(i) => leaves.inputs[i as usize],
+            Kind::Query(i) => leaves.answers.get(i as usize).copied().unwrap_or(false),
             k => {
                 let ins = self.inputs_of(c);
                 let t = ins.iter().filter(|&&i| val[i as usize]).count();
@@ -294,7 +341,7 @@ impl Propnet {
             }
             match self.kind(c) {
                 Kind::Not if ins.len() != 1 => return Err(format!("NOT {c} has {} inputs", ins.len())),
-                Kind::True | Kind::False | Kind::Base(_) | Kind::Input(_) if !ins.is_empty() => {
+                Kind::True | Kind::False | Kind::Base(_) | Kind::Input(_) | Kind::Query(_) if !ins.is_empty() => {
                     return Err(format!("leaf {c} has inputs"))
                 }
                 Kind::Base(i) if self.bases.get(i as usize).map(|b| b.comp) != Some(c) => {
@@ -302,6 +349,9 @@ impl Propnet {
                 }
                 Kind::Input(i) if self.inputs.get(i as usize).map(|b| b.comp) != Some(c) => {
                     return Err(format!("input component {c} not registered"))
+                }
+                Kind::Query(i) if self.queries.get(i as usize).map(|q| q.comp) != Some(c) => {
+                    return Err(format!("query component {c} not registered"))
                 }
                 _ => {}
             }
@@ -314,6 +364,15 @@ impl Propnet {
         }
         Ok(())
     }
+}
+
+/// The values of a network's leaves: which bases hold, which inputs are
+/// played, and the answers of its query components.
+#[derive(Clone, Copy, Debug)]
+pub struct Leaves<'a> {
+    pub bases: &'a [bool],
+    pub inputs: &'a [bool],
+    pub answers: &'a [bool],
 }
 
 /// A propnet's evaluation order, computed once: components in dependency
@@ -345,14 +404,14 @@ impl Evaluator {
     }
 
     /// Fills `val` with every component's value (see [`Propnet::eval`]).
-    pub fn eval(&self, net: &Propnet, bases: &[bool], inputs: &[bool], val: &mut Vec<bool>) {
+    pub fn eval(&self, net: &Propnet, leaves: &Leaves, val: &mut Vec<bool>) {
         val.clear();
         val.resize(net.len(), false);
         for &(start, len, cyclic) in &self.groups {
             let group = &self.order[start as usize..(start + len) as usize];
             if !cyclic {
                 let c = group[0];
-                val[c as usize] = net.value_from_inputs(c, val, bases, inputs);
+                val[c as usize] = net.value_from_inputs(c, val, leaves);
                 continue;
             }
             for &c in group {
@@ -363,7 +422,7 @@ impl Evaluator {
             loop {
                 let mut changed = false;
                 for &c in group {
-                    let v = net.value_from_inputs(c, val, bases, inputs);
+                    let v = net.value_from_inputs(c, val, leaves);
                     if v != val[c as usize] {
                         val[c as usize] = v;
                         changed = true;
