@@ -1,7 +1,9 @@
 //! Games whose goal or terminal logic is over the grounding budget are
 //! built without it, and the machines answer those outputs from the rules
-//! (`propel_compiler::lookup`, `propel_runtime::lookup`): they must agree
-//! with the prover exactly.
+//! (`propel_compiler::lookup`, `propel_runtime::lookup`); rules over the
+//! budget elsewhere are asked of the state as questions
+//! (`propel_compiler::queries`). Either way the machines must agree with
+//! the prover exactly.
 
 use propel_compiler::lookup::Lookups;
 use propel_runtime::build::{prepare, BuildOptions};
@@ -120,4 +122,48 @@ fn legal_moves_over_the_budget_ask_a_question_of_the_state() {
     // Native code does not answer questions, and says so.
     let Err(e) = p.jit(&g.name) else { panic!("native code for a network with questions") };
     assert!(e.to_string().contains("questions"), "{e}");
+}
+
+/// A question in a `next` rule, whose guard reads the move: x scores a
+/// point for a digit that completes four different ones. Answers are asked
+/// again once the move is set.
+#[test]
+fn a_question_whose_guard_reads_the_move_is_answered_after_the_move() {
+    let scoring = "(<= (next (score ?d)) (does x (put 4 ?d)) (true (at 1 ?a)) (true (at 2 ?b)) (true (at 3 ?c)) (alldiff ?a ?b ?c ?d))
+        (<= (next (score ?d)) (true (score ?d)))";
+    let g = Arc::new(
+        propel_compiler::validate::load(
+            "lookups.kif",
+            GAME.replace("TERMINAL", scoring).replace("(<= diverse (true (at 1 ?a)) (true (at 2 ?b)) (true (at 3 ?c)) (true (at 4 ?d)) (alldiff ?a ?b ?c ?d))", "(<= diverse (true (score ?d)))"),
+        )
+        .unwrap(),
+    );
+    assert!(prepare(&g, &options(false)).is_err(), "over the budget as written");
+    let p = prepare(&g, &options(true)).unwrap();
+    assert!(p.lookups().questions, "{:?}", p.lookups());
+    let mut prover = Prover::new(g.clone()).unwrap();
+    agrees(&mut p.lookup_machine(prover.clone()).unwrap(), &mut prover, false);
+}
+
+/// Chess as written (base/chess): over every grounding budget, it builds
+/// with `threatened_with_capture` asked as a question, and agrees with the
+/// prover on perft to depth 2 and on seeded traces.
+#[test]
+fn chess_as_written_builds_with_questions_and_agrees_with_the_prover() {
+    let Some(g) = propel_tests::corpus_game("base/chess.kif") else { return };
+    let p = prepare(&g, &BuildOptions { lookups: true, ..test_build_options() }).unwrap();
+    assert!(p.lookups().questions && !p.lookups().goal && !p.lookups().terminal, "{:?}", p.lookups());
+    assert_eq!(p.asked(), ["threatened_with_capture"]);
+    let mut m = p.lookup_machine(Prover::new(g.clone()).unwrap()).unwrap();
+    let mut prover = Prover::new(g.clone()).unwrap();
+    let (a, b) = (perft(&mut prover, 2, &mut |_| {}).unwrap(), perft(&mut m, 2, &mut |_| {}).unwrap());
+    assert_eq!(a.lines, b.lines);
+    assert_eq!(a.lines[2].nodes, 400);
+    for seed in 1..=2 {
+        let mut want = Vec::new();
+        trace(&mut prover, seed, 60, &mut |s| want.push(s.clone())).unwrap();
+        let mut got = Vec::new();
+        trace(&mut m, seed, 60, &mut |s| got.push(s.clone())).unwrap();
+        assert_eq!(want, got, "trace seed {seed}");
+    }
 }

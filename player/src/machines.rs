@@ -294,10 +294,16 @@ impl BuildArgs {
         };
         let lookups = p.lookups();
         if lookups.any() {
-            let why = format!(
-                "the network has no {} logic (over the grounding budget): the rules answer it",
-                lookups.describe()
-            );
+            let why = match lookups.questions {
+                true => format!(
+                    "rules over the grounding budget: {} query components ask questions of the state, answered top-down",
+                    p.net().queries.len()
+                ),
+                false => format!(
+                    "the network has no {} logic (over the grounding budget): the rules answer it",
+                    lookups.describe()
+                ),
+            };
             let m = p.lookup_machine(propel_runtime::Prover::new(game.clone())?)?;
             return Ok((AutoMachine::Lookups(m), chosen("propnet+lookups", why)));
         }

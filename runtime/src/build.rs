@@ -286,6 +286,12 @@ impl Prepared {
         self.compiled.lookups
     }
 
+    /// The relations the network asks as questions of the state (see
+    /// [`propel_compiler::queries`]), as written in the file.
+    pub fn asked(&self) -> &[String] {
+        &self.compiled.asked
+    }
+
     /// The interpreted machine with the lookups answered by `prover`, a
     /// prover of the whole game (not of the rules the network was built
     /// from).

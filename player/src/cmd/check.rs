@@ -276,7 +276,14 @@ fn print_propnet(a: &Args, prepared: &propel_runtime::build::Prepared) -> Result
         None => println!("goals:    read from the playout network"),
     }
     let lookups = prepared.lookups();
-    if lookups.any() {
+    if lookups.questions {
+        let asked: Vec<String> = prepared.asked().iter().map(|n| format!("`{n}`")).collect();
+        println!(
+            "questions: {} over the grounding budget: {} query components ask it of the state, answered top-down where their guard holds",
+            asked.join(", "),
+            prepared.net().queries.len()
+        );
+    } else if lookups.any() {
         println!(
             "lookups:  the network has no {} logic (over the grounding budget): machines answer it from the rules",
             lookups.describe()
