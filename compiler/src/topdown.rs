@@ -24,6 +24,10 @@
 //!
 //! Negation reads complete tables only: the rules are stratified, so a
 //! negated call never depends on the call that asks it.
+//!
+//! A state is set with [`TopDown::set_state`], a joint move with
+//! [`TopDown::set_moves`] (read by `does`): every output of the game can
+//! be asked, so the evaluator is a whole reasoner too.
 
 use crate::game::{Game, Layer, Lit, Pat, RelId};
 use crate::symbol::Sym;
@@ -46,8 +50,6 @@ pub enum QueryError {
     TermTooDeep { relation: String },
     #[error("a rule of `{relation}` has more than {MAX_LITERALS} literals")]
     LongRule { relation: String },
-    #[error("`{relation}` reads `does`: only state relations are evaluated top-down")]
-    ReadsMoves { relation: String },
     #[error("a variable of a rule of `{relation}` is unbound where it is tested")]
     Unbound { relation: String },
 }
@@ -155,7 +157,12 @@ type Body = (Box<[TLit]>, Box<[Box<[u32]>]>);
 fn compile_body(pool: &mut TermPool, body: &[Lit]) -> Result<Body, TooDeep> {
     let mut lits = Vec::with_capacity(body.len());
     for l in body {
+        // A `does` atom reads the move's facts, `(does role move)`, as a
+        // `true` atom reads the state's.
         let args = |pool: &mut TermPool, a: &crate::game::AtomPat| -> Result<Box<[TPat]>, TooDeep> {
+            if a.rel == RelId::DOES {
+                return Ok(Box::new([compile_pat(pool, &Pat::App(Sym::DOES, a.args.clone()))?]));
+            }
             Ok(a.args.iter().map(|p| compile_pat(pool, p)).collect::<Result<Vec<_>, _>>()?.into())
         };
         lits.push(match l {
@@ -267,8 +274,17 @@ struct Tables {
     list: Vec<Table>,
 }
 
-/// Tables of static relations are numbered from here.
-const STATIC: u32 = 1 << 31;
+/// A table's number: the layer of its relation (static, state, move) in
+/// the top two bits, its index among that layer's tables below.
+const LAYER_SHIFT: u32 = 30;
+
+fn layer_index(l: Layer) -> usize {
+    match l {
+        Layer::Static => 0,
+        Layer::State => 1,
+        Layer::Move => 2,
+    }
+}
 
 /// The facts of a state, indexed by functor and by each argument: lists
 /// in one arena, so that a literal reads a list by number while it binds.
@@ -342,8 +358,11 @@ pub struct TopDown {
     rules: Arc<Rules>,
     pool: TermPool,
     facts: Facts,
-    tables: Tables,
-    statics: Tables,
+    /// The joint move's `does` atoms, as terms `(does role move)`.
+    moves: Facts,
+    /// Tables by layer: static ones last for good, state ones for one
+    /// state, move ones for one joint move.
+    tables: [Tables; 3],
     binds: Vec<TermId>,
     trail: Vec<u32>,
     stack: Vec<Frame>,
@@ -362,8 +381,8 @@ impl TopDown {
             pool: rules.pool.clone(),
             rules,
             facts: Facts::default(),
-            tables: Tables::default(),
-            statics: Tables::default(),
+            moves: Facts::default(),
+            tables: Default::default(),
             binds: Vec::new(),
             trail: Vec::new(),
             stack: Vec::new(),
@@ -386,18 +405,42 @@ impl TopDown {
         &mut self.pool
     }
 
+    /// The term `t` of this evaluator in canonical KIF.
+    pub fn kif(&self, t: TermId) -> String {
+        self.pool.to_kif(t, &self.rules.symbols)
+    }
+
     /// `text` in KIF as a term of this evaluator (see [`TermPool::parse_kif`]).
     pub fn term_from_kif(&mut self, text: &str) -> Result<TermId, String> {
         let rules = self.rules.clone();
         self.pool.parse_kif(&rules.symbols, text)
     }
 
-    /// Makes `facts` (the arguments of `true`) the current state; the
-    /// tables of state relations are dropped.
+    /// Makes `facts` (the arguments of `true`) the current state, with no
+    /// move; the tables of state and move relations are dropped.
     pub fn set_state(&mut self, facts: &[TermId]) {
         self.facts.load(&self.pool, facts);
-        self.tables.index.clear();
-        self.tables.list.clear();
+        self.moves.load(&self.pool, &[]);
+        for l in [Layer::State, Layer::Move] {
+            let t = &mut self.tables[layer_index(l)];
+            t.index.clear();
+            t.list.clear();
+        }
+    }
+
+    /// Makes `joint` (a role and its move, each a term) the current move;
+    /// the tables of move relations are dropped.
+    pub fn set_moves(&mut self, joint: &[(TermId, TermId)]) -> Result<(), QueryError> {
+        let mut does = Vec::with_capacity(joint.len());
+        for &(r, m) in joint {
+            let t = self.pool.app(Sym::DOES, &[r, m]);
+            does.push(t.map_err(|TooDeep| QueryError::TermTooDeep { relation: "does".into() })?);
+        }
+        self.moves.load(&self.pool, &does);
+        let t = &mut self.tables[layer_index(Layer::Move)];
+        t.index.clear();
+        t.list.clear();
+        Ok(())
     }
 
     /// Whether question `q` holds in the current state with its parameters
@@ -433,8 +476,7 @@ impl TopDown {
 
     /// After an error: no table is trusted, static ones included.
     fn reset(&mut self) {
-        self.tables = Tables::default();
-        self.statics = Tables::default();
+        self.tables = Default::default();
         self.binds.clear();
         self.trail.clear();
         self.stack.clear();
@@ -442,19 +484,11 @@ impl TopDown {
     }
 
     fn table(&self, t: u32) -> &Table {
-        if t & STATIC != 0 {
-            &self.statics.list[(t & !STATIC) as usize]
-        } else {
-            &self.tables.list[t as usize]
-        }
+        &self.tables[(t >> LAYER_SHIFT) as usize].list[(t & ((1 << LAYER_SHIFT) - 1)) as usize]
     }
 
     fn table_mut(&mut self, t: u32) -> &mut Table {
-        if t & STATIC != 0 {
-            &mut self.statics.list[(t & !STATIC) as usize]
-        } else {
-            &mut self.tables.list[t as usize]
-        }
+        &mut self.tables[(t >> LAYER_SHIFT) as usize].list[(t & ((1 << LAYER_SHIFT) - 1)) as usize]
     }
 
     fn tick(&mut self, rules: &Rules, rel: RelId) -> Result<(), QueryError> {
@@ -467,8 +501,8 @@ impl TopDown {
 
     /// The table of the call `rel(key)`, evaluated as far as it can be now.
     fn call(&mut self, rules: &Rules, rel: RelId, key: SmallVec<[TermId; 8]>) -> Result<u32, QueryError> {
-        let stat = rules.layer[rel.index()] == Layer::Static;
-        let tables = if stat { &mut self.statics } else { &mut self.tables };
+        let layer = layer_index(rules.layer[rel.index()]);
+        let tables = &mut self.tables[layer];
         let next = tables.list.len() as u32;
         let k = (rel, key);
         let t = match tables.index.get(&k) {
@@ -487,7 +521,7 @@ impl TopDown {
                 tables.index.insert(k, next);
                 next
             }
-        } | if stat { STATIC } else { 0 };
+        } | (layer as u32) << LAYER_SHIFT;
         match self.table(t).status {
             Status::Complete => {}
             Status::Active(d) => {
@@ -615,13 +649,10 @@ impl TopDown {
                     self.solve(rules, ci, base, rest, sink)?;
                 }
             }
-            TLit::Pos(rel, _) | TLit::Neg(rel, _) if *rel == RelId::DOES => {
-                return Err(QueryError::ReadsMoves { relation: rules.names[rel_of_sink.index()].clone() });
-            }
             TLit::Neg(rel, args) => {
-                let holds = if *rel == RelId::TRUE {
+                let holds = if *rel == RelId::TRUE || *rel == RelId::DOES {
                     let Some(t) = self.ground(&args[0], base)? else { return Err(unsafe_rule(rules, rel_of_sink)) };
-                    self.facts.set.contains(&t)
+                    self.facts_of(*rel).set.contains(&t)
                 } else {
                     let mut key = SmallVec::new();
                     for a in args.iter() {
@@ -637,8 +668,9 @@ impl TopDown {
                     self.solve(rules, ci, base, rest, sink)?;
                 }
             }
-            TLit::Pos(rel, args) if *rel == RelId::TRUE => {
-                let (list, len) = match self.candidates(&args[0], base) {
+            TLit::Pos(rel, args) if *rel == RelId::TRUE || *rel == RelId::DOES => {
+                let facts = if *rel == RelId::TRUE { &self.facts } else { &self.moves };
+                let (list, len) = match self.candidates(facts, &args[0], base) {
                     Candidates::None => return Ok(()),
                     Candidates::One(f) => {
                         let mark = self.trail.len();
@@ -648,10 +680,10 @@ impl TopDown {
                         self.undo(mark);
                         return Ok(());
                     }
-                    Candidates::List(l) => (l, self.facts.len(l)),
+                    Candidates::List(l) => (l, facts.len(l)),
                 };
                 for k in 0..len {
-                    let f = self.facts.lists[list as usize][k];
+                    let f = self.facts_of(*rel).lists[list as usize][k];
                     let mark = self.trail.len();
                     if self.unify(&args[0], f, base) {
                         self.solve(rules, ci, base, rest, sink)?;
@@ -745,8 +777,8 @@ impl TopDown {
 
     /// The facts that may match `p`: the fact itself when `p` is ground,
     /// else the shortest list of its functor or of a bound argument.
-    fn candidates(&self, p: &TPat, base: usize) -> Candidates {
-        let one = |t: TermId| if self.facts.set.contains(&t) { Candidates::One(t) } else { Candidates::None };
+    fn candidates(&self, facts: &Facts, p: &TPat, base: usize) -> Candidates {
+        let one = |t: TermId| if facts.set.contains(&t) { Candidates::One(t) } else { Candidates::None };
         match p {
             TPat::Ground(t) => one(*t),
             TPat::Var(v) => match self.binds[base + *v as usize] {
@@ -754,18 +786,27 @@ impl TopDown {
                 t => one(t),
             },
             TPat::App(f, args) => {
-                let Some(&mut_best) = self.facts.by_functor.get(f) else { return Candidates::None };
-                let mut best = mut_best;
+                let Some(&first) = facts.by_functor.get(f) else { return Candidates::None };
+                let mut best = first;
                 for (i, a) in args.iter().enumerate() {
                     let Some(t) = self.ground_existing(a, base) else { continue };
-                    match self.facts.by_arg.get(&(*f, i as u32, t)) {
-                        Some(&l) if self.facts.len(l) < self.facts.len(best) => best = l,
+                    match facts.by_arg.get(&(*f, i as u32, t)) {
+                        Some(&l) if facts.len(l) < facts.len(best) => best = l,
                         Some(_) => {}
                         None => return Candidates::None,
                     }
                 }
                 Candidates::List(best)
             }
+        }
+    }
+
+    /// The state's facts, or the move's (`does`).
+    fn facts_of(&self, rel: RelId) -> &Facts {
+        if rel == RelId::DOES {
+            &self.moves
+        } else {
+            &self.facts
         }
     }
 

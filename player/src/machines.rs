@@ -19,6 +19,8 @@ pub enum MachineKind {
     Auto,
     /// The reference prover.
     Prover,
+    /// Every output asked of the rules top-down, with tabling.
+    TopDown,
     /// The interpreted propnet.
     Propnet,
     /// The propnet compiled to native code in memory.
@@ -35,13 +37,14 @@ impl std::str::FromStr for MachineKind {
         match s {
             "auto" => Ok(MachineKind::Auto),
             "prover" => Ok(MachineKind::Prover),
+            "topdown" => Ok(MachineKind::TopDown),
             "propnet" => Ok(MachineKind::Propnet),
             "jit" => Ok(MachineKind::Jit),
             "hybrid" => Ok(MachineKind::Hybrid),
             other if other.starts_with("aot:") => Ok(MachineKind::Aot(other[4..].into())),
-            other => {
-                Err(format!("unknown machine `{other}` (available: auto, prover, propnet, jit, aot:FILE, hybrid)"))
-            }
+            other => Err(format!(
+                "unknown machine `{other}` (available: auto, prover, topdown, propnet, jit, aot:FILE, hybrid)"
+            )),
         }
     }
 }
@@ -51,6 +54,7 @@ impl MachineKind {
         match self {
             MachineKind::Auto => "auto".into(),
             MachineKind::Prover => "prover".into(),
+            MachineKind::TopDown => "topdown".into(),
             MachineKind::Propnet => "propnet".into(),
             MachineKind::Jit => "jit".into(),
             MachineKind::Aot(p) => format!("aot:{}", p.display()),
@@ -89,8 +93,9 @@ pub struct MachineArgs {
     /// Which state machine: auto (the best the game builds: the
     /// interpreted propnet for single states, with the JIT's bit-parallel
     /// lanes where rollouts matter; the prover where no propnet builds),
-    /// prover, propnet, jit, aot:FILE (a library from `propel compile`) or
-    /// hybrid (the propnet, with rollouts on the JIT's lanes).
+    /// prover, topdown (the rules asked top-down, with tabling), propnet,
+    /// jit, aot:FILE (a library from `propel compile`) or hybrid (the
+    /// propnet, with rollouts on the JIT's lanes).
     #[arg(long, default_value = "auto")]
     pub machine: MachineKind,
     #[command(flatten)]
@@ -434,6 +439,12 @@ macro_rules! with_machine {
                 #[allow(unused_mut)]
                 let mut $m = propel_runtime::Prover::new($game.clone())?;
                 let $c = $crate::machines::Chosen::named("prover");
+                $body
+            }
+            $crate::machines::MachineKind::TopDown => {
+                #[allow(unused_mut)]
+                let mut $m = propel_runtime::topdown::TopDownMachine::new($game.clone())?;
+                let $c = $crate::machines::Chosen::named("topdown");
                 $body
             }
             $crate::machines::MachineKind::Propnet => {

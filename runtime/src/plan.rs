@@ -65,9 +65,15 @@ impl Plan {
     /// The plan of a prepared build.
     pub fn of(p: &Prepared) -> Plan {
         let lookups = p.lookups();
-        let lanes = match lookups.any() {
-            true => Err(format!("the network has no {} logic: lookups on the rules answer it", lookups.describe())),
-            false => propel_compiler::lower::lanes::supported(p.native_net(), p.native_goal_net()),
+        let lanes = match (lookups.questions, lookups.any()) {
+            (true, _) => Err(format!(
+                "{} query components ask questions of the state, which native code does not answer",
+                p.net().queries.len()
+            )),
+            (false, true) => {
+                Err(format!("the network has no {} logic: lookups on the rules answer it", lookups.describe()))
+            }
+            (false, false) => propel_compiler::lower::lanes::supported(p.native_net(), p.native_goal_net()),
         };
         let counts = p.net().counts();
         Plan {

@@ -236,11 +236,6 @@ impl Topology {
         Ok(self)
     }
 
-    /// Query components: answers the machine computes on the state.
-    pub fn query_components(&self) -> usize {
-        self.query_leaves
-    }
-
     pub fn bases(&self) -> usize {
         self.base_comp.len()
     }

@@ -633,8 +633,6 @@ impl Prover {
     }
 }
 
-/// Splits a piece of text ending in a delimiter into the name before it
-/// and the delimiter (parentheses are tokens; white space is dropped).
 impl StateMachine for Prover {
     type State = ProverState;
     type Move = TermId;

@@ -45,6 +45,10 @@ pub struct Args {
     /// Also compare a library from `propel compile` (linked with `cc`).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     aot: bool,
+    /// What is compared with the prover: `propnet` (the network's machines:
+    /// interpreter, JIT, library) or `topdown` (the top-down reasoner).
+    #[arg(long, default_value = "propnet", value_parser = ["propnet", "topdown"])]
+    against: String,
     #[command(flatten)]
     build: BuildArgs,
 }
@@ -71,6 +75,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let text = std::fs::read(&a.game).with_context(|| format!("reading {file}"))?;
     let game = a.build.load_game(&a.game)?;
     let mut prover = Prover::new(game.clone())?;
+    if a.against == "topdown" {
+        return compare_topdown(&mut prover, &game, &a, &out);
+    }
     let t = Instant::now();
     // Grounded once: the propnet, the JIT and the library share the network.
     // A game whose goal or terminal logic is over the budget is compared
@@ -152,6 +159,41 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let detail = format!("{}{lanes}: perft to depth {depth_done}, {} traces{native}", machines.join(", "), a.traces);
     out("agree", detail, extra);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The top-down reasoner against the prover: two reasoners written
+/// independently, on the same perft and traces. An evaluation over its
+/// work limit is `gave-up`, not a disagreement.
+fn compare_topdown(
+    prover: &mut Prover,
+    game: &std::sync::Arc<propel_compiler::Game>,
+    a: &Args,
+    out: &dyn Fn(&str, String, serde_json::Value),
+) -> Result<ExitCode> {
+    let t = Instant::now();
+    let reference = ProverAnswers::new(prover, a)?;
+    let found = propel_runtime::topdown::TopDownMachine::new(game.clone())
+        .map_err(anyhow::Error::from)
+        .and_then(|mut m| disagreement(&reference, &mut m, a, "topdown"));
+    let extra = json!({"seconds": t.elapsed().as_secs_f64()});
+    match found {
+        Ok(None) => {
+            let detail = format!("topdown: perft to depth {}, {} traces", reference.depth(), a.traces);
+            out("agree", detail, extra);
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok(Some(d)) => {
+            out("DISAGREE", d, extra);
+            Ok(ExitCode::FAILURE)
+        }
+        Err(e) => match e.downcast_ref::<propel_runtime::MachineError>() {
+            Some(propel_runtime::MachineError::Query(q)) => {
+                out("gave-up", format!("topdown: {q}"), extra);
+                Ok(ExitCode::SUCCESS)
+            }
+            _ => Err(e),
+        },
+    }
 }
 
 /// The machines of a network built without its goal or terminal logic,

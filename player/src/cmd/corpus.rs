@@ -35,8 +35,9 @@ pub struct Args {
     #[arg(long, value_parser = crate::opts::threads_usize(), allow_hyphen_values = true)]
     jobs: Option<usize>,
     /// Instead of checking, compare a machine with the prover on every
-    /// valid game (`propnet`): perft to a small depth and seeded traces.
-    #[arg(long)]
+    /// valid game (`propnet`: the network's machines; `topdown`: the
+    /// top-down reasoner): perft to a small depth and seeded traces.
+    #[arg(long, value_parser = ["propnet", "topdown"])]
     compare: Option<String>,
 }
 
@@ -107,7 +108,7 @@ fn check_one(exe: &Path, file: &Path, rel: String, timeout: Duration, compare: O
     let mut cmd = Command::new(exe);
     match compare {
         // Compare only valid games; `compare` refuses invalid ones itself.
-        Some(_) => cmd.arg("compare"),
+        Some(against) => cmd.arg("compare").arg("--against").arg(against),
         None => cmd.arg("check"),
     };
     let child = cmd

@@ -843,7 +843,13 @@ fn search_with_lookups(
     });
     match brains {
         Ok((b, twin)) => {
-            info!("plan: search on the propnet, {what} answered by lookups on the rules, rollouts one at a time");
+            match prepared.lookups().questions {
+                true => info!(
+                    "plan: search on the propnet, its questions of the state ({}) answered top-down, rollouts one at a time",
+                    prepared.asked().join(", ")
+                ),
+                false => info!("plan: search on the propnet, {what} answered by lookups on the rules, rollouts one at a time"),
+            }
             let _ = out.send(Built::Brain(Box::new(b), Some(Box::new(twin))));
         }
         Err(e) => warn!("no propnet with lookups, staying on the prover: {e:#}"),
