@@ -48,8 +48,6 @@ pub enum QueryError {
     TooDeep { relation: String },
     #[error("rules build terms nested deeper than {} levels (in `{relation}`)", crate::term::MAX_TERM_DEPTH)]
     TermTooDeep { relation: String },
-    #[error("a rule of `{relation}` has more than {MAX_LITERALS} literals")]
-    LongRule { relation: String },
     #[error("a variable of a rule of `{relation}` is unbound where it is tested")]
     Unbound { relation: String },
 }
@@ -175,65 +173,85 @@ fn compile_body(pool: &mut TermPool, body: &[Lit]) -> Result<Body, TooDeep> {
     Ok((lits.into(), body.iter().map(lit_vars).collect()))
 }
 
-/// Most body literals of a clause (the chosen literals are a bit mask).
+/// Most body literals of a clause (the literals left are a bit mask): a
+/// longer rule is evaluated as a chain of parts.
 const MAX_LITERALS: usize = 64;
+
+/// [`Rules`] under construction.
+struct Builder {
+    pool: TermPool,
+    clauses: Vec<TClause>,
+    of_rel: Vec<Vec<u32>>,
+    layer: Vec<Layer>,
+    arity: Vec<usize>,
+    names: Vec<String>,
+}
+
+impl Builder {
+    fn lit_layer(&self, l: &Lit) -> Layer {
+        match l {
+            Lit::Pos(a) | Lit::Neg(a) if a.rel == RelId::TRUE => Layer::State,
+            Lit::Pos(a) | Lit::Neg(a) if a.rel == RelId::DOES => Layer::Move,
+            Lit::Pos(a) | Lit::Neg(a) => self.layer[a.rel.index()],
+            _ => Layer::Static,
+        }
+    }
+
+    /// Adds the clause `rel(head) ⇐ body`. A body longer than
+    /// [`MAX_LITERALS`] keeps its first literals (positive ones first, so
+    /// that each part binds what its tests read) and hands the rest to a
+    /// part of its own over every variable of the clause.
+    fn add(&mut self, rel: usize, head: &[Pat], mut body: Vec<Lit>, nvars: usize) -> Result<(), QueryError> {
+        let name = self.names[rel].clone();
+        if body.len() > MAX_LITERALS {
+            body.sort_by_key(|l| !matches!(l, Lit::Pos(_)));
+            let rest = body.split_off(MAX_LITERALS - 1);
+            let part = self.of_rel.len();
+            let vars: Vec<Pat> = (0..nvars as u32).map(Pat::Var).collect();
+            self.of_rel.push(Vec::new());
+            self.layer.push(rest.iter().map(|l| self.lit_layer(l)).max().unwrap_or(Layer::Static));
+            self.arity.push(nvars);
+            self.names.push(name.clone());
+            self.add(part, &vars, rest, nvars)?;
+            body.push(Lit::Pos(crate::game::AtomPat { rel: RelId(part as u32), args: vars.into() }));
+        }
+        let deep = |_| QueryError::TermTooDeep { relation: name.clone() };
+        let head = head.iter().map(|p| compile_pat(&mut self.pool, p)).collect::<Result<Vec<_>, _>>().map_err(deep)?;
+        let (body, vars) = compile_body(&mut self.pool, &body).map_err(deep)?;
+        self.of_rel[rel].push(self.clauses.len() as u32);
+        self.clauses.push(TClause { head: head.into(), body, vars, nvars });
+        Ok(())
+    }
+}
 
 impl Rules {
     /// The rules of `game`, and `questions` to be asked with
-    /// [`TopDown::ask`]. An error when a clause has more than 64 body
-    /// literals or a constant term nests too deep.
+    /// [`TopDown::ask`]. An error when a constant term nests too deep.
     pub fn new(game: &Game, questions: &[Question]) -> Result<Rules, QueryError> {
-        let mut pool = TermPool::new();
         let n = game.relations.len();
-        let mut clauses = Vec::with_capacity(game.clauses.len() + questions.len());
-        let mut of_rel = vec![Vec::new(); n + questions.len()];
-        let too_long = |relation: String| QueryError::LongRule { relation };
-        for c in &game.clauses {
-            let name = || game.rel_name(c.head.rel).to_string();
-            if c.body.len() > MAX_LITERALS {
-                return Err(too_long(name()));
-            }
-            let deep = |_| QueryError::TermTooDeep { relation: name() };
-            let head = c.head.args.iter().map(|p| compile_pat(&mut pool, p)).collect::<Result<Vec<_>, _>>();
-            let (body, vars) = compile_body(&mut pool, &c.body).map_err(deep)?;
-            of_rel[c.head.rel.index()].push(clauses.len() as u32);
-            clauses.push(TClause { head: head.map_err(deep)?.into(), body, vars, nvars: c.var_names.len() });
-        }
-        let mut layer: Vec<Layer> = game.relations.iter().map(|r| r.layer).collect();
-        let mut arity: Vec<usize> = game.relations.iter().map(|r| r.arity).collect();
-        let mut names: Vec<String> = (0..n).map(|r| game.rel_name(RelId(r as u32)).to_string()).collect();
+        let mut b = Builder {
+            pool: TermPool::new(),
+            clauses: Vec::with_capacity(game.clauses.len() + questions.len()),
+            of_rel: vec![Vec::new(); n + questions.len()],
+            layer: game.relations.iter().map(|r| r.layer).collect(),
+            arity: game.relations.iter().map(|r| r.arity).collect(),
+            names: (0..n).map(|r| game.rel_name(RelId(r as u32)).to_string()).collect(),
+        };
         for (k, q) in questions.iter().enumerate() {
-            let name = format!("question {k}");
-            if q.body.len() > MAX_LITERALS {
-                return Err(too_long(name));
-            }
-            let (body, vars) =
-                compile_body(&mut pool, &q.body).map_err(|_| QueryError::TermTooDeep { relation: name.clone() })?;
-            let l = q
-                .body
-                .iter()
-                .filter_map(|l| match l {
-                    Lit::Pos(a) | Lit::Neg(a) => Some(layer[a.rel.index()]),
-                    _ => None,
-                })
-                .max()
-                .unwrap_or(Layer::Static);
-            of_rel[n + k].push(clauses.len() as u32);
-            clauses.push(TClause {
-                head: q.params.iter().map(|&v| TPat::Var(v)).collect(),
-                body,
-                vars,
-                nvars: q.nvars,
-            });
-            layer.push(l);
-            arity.push(q.params.len());
-            names.push(name);
+            let l = q.body.iter().map(|l| b.lit_layer(l)).max().unwrap_or(Layer::Static);
+            b.layer.push(l);
+            b.arity.push(q.params.len());
+            b.names.push(format!("question {k}"));
         }
+        for c in &game.clauses {
+            b.add(c.head.rel.index(), &c.head.args, c.body.clone(), c.var_names.len())?;
+        }
+        for (k, q) in questions.iter().enumerate() {
+            let head: Vec<Pat> = q.params.iter().map(|&v| Pat::Var(v)).collect();
+            b.add(n + k, &head, q.body.clone(), q.nvars)?;
+        }
+        let Builder { pool, clauses, of_rel, layer, arity, names, .. } = b;
         Ok(Rules { clauses, of_rel, layer, arity, names, relations: n, pool, symbols: game.symbols.clone() })
-    }
-
-    pub fn questions(&self) -> usize {
-        self.of_rel.len() - self.relations
     }
 }
 
@@ -268,10 +286,49 @@ struct Table {
 
 type Key = (RelId, SmallVec<[TermId; 8]>);
 
+/// One layer's tables. Cleared for each state (or move), they keep their
+/// storage: `list[..used]` are the live tables, the rest are old ones
+/// whose vectors are filled again rather than allocated.
 #[derive(Clone, Debug, Default)]
 struct Tables {
     index: FxHashMap<Key, u32>,
     list: Vec<Table>,
+    used: usize,
+}
+
+impl Tables {
+    fn clear(&mut self) {
+        self.index.clear();
+        self.used = 0;
+    }
+
+    /// A new table for the call `key`, numbered.
+    fn add(&mut self, key: Key) -> u32 {
+        let boolean = key.1.iter().all(|&a| a != UNBOUND);
+        let n = self.used as u32;
+        if self.used == self.list.len() {
+            self.list.push(Table {
+                rel: key.0,
+                key: SmallVec::new(),
+                boolean,
+                found: false,
+                answers: Vec::new(),
+                seen: FxHashSet::default(),
+                status: Status::New,
+            });
+        }
+        let t = &mut self.list[self.used];
+        t.rel = key.0;
+        t.key.clone_from(&key.1);
+        t.boolean = boolean;
+        t.found = false;
+        t.answers.clear();
+        t.seen.clear();
+        t.status = Status::New;
+        self.used += 1;
+        self.index.insert(key, n);
+        n
+    }
 }
 
 /// A table's number: the layer of its relation (static, state, move) in
@@ -422,9 +479,7 @@ impl TopDown {
         self.facts.load(&self.pool, facts);
         self.moves.load(&self.pool, &[]);
         for l in [Layer::State, Layer::Move] {
-            let t = &mut self.tables[layer_index(l)];
-            t.index.clear();
-            t.list.clear();
+            self.tables[layer_index(l)].clear();
         }
     }
 
@@ -437,9 +492,7 @@ impl TopDown {
             does.push(t.map_err(|TooDeep| QueryError::TermTooDeep { relation: "does".into() })?);
         }
         self.moves.load(&self.pool, &does);
-        let t = &mut self.tables[layer_index(Layer::Move)];
-        t.index.clear();
-        t.list.clear();
+        self.tables[layer_index(Layer::Move)].clear();
         Ok(())
     }
 
@@ -503,24 +556,10 @@ impl TopDown {
     fn call(&mut self, rules: &Rules, rel: RelId, key: SmallVec<[TermId; 8]>) -> Result<u32, QueryError> {
         let layer = layer_index(rules.layer[rel.index()]);
         let tables = &mut self.tables[layer];
-        let next = tables.list.len() as u32;
         let k = (rel, key);
         let t = match tables.index.get(&k) {
             Some(&t) => t,
-            None => {
-                let boolean = k.1.iter().all(|&a| a != UNBOUND);
-                tables.list.push(Table {
-                    rel,
-                    key: k.1.clone(),
-                    boolean,
-                    found: false,
-                    answers: Vec::new(),
-                    seen: FxHashSet::default(),
-                    status: Status::New,
-                });
-                tables.index.insert(k, next);
-                next
-            }
+            None => tables.add(k),
         } | (layer as u32) << LAYER_SHIFT;
         match self.table(t).status {
             Status::Complete => {}

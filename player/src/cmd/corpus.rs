@@ -275,7 +275,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
         rows.len(),
         verdicts.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ")
     );
-    let lookups = rows.iter().filter(|r| r.verdict == "agree" && r.category.contains(LOOKUPS)).count();
+    let agreeing = |what: &str| {
+        rows.iter().filter(|r| r.verdict == "agree" && r.category.contains(&format!("{LOOKUPS}{what}"))).count()
+    };
+    let questions = agreeing("questions");
+    if questions > 0 {
+        println!("of those that agree, {questions} with questions asked of the state (rules over the grounding budget in legal or next)");
+    }
+    let lookups = agreeing("") - questions;
     if lookups > 0 {
         println!("of those that agree, {lookups} with goal or terminal answered by the rules (over the grounding budget as a network)");
     }
