@@ -95,3 +95,43 @@ fn recursion_through_cycles_reaches_its_fixpoint() {
     let game = Arc::new(propel_compiler::validate::load("reach.kif", text).unwrap());
     assert!(agrees(&game, 20, 30) > 20);
 }
+
+/// The machine on the evaluator (`--machine topdown`), moves included:
+/// the same perft and seeded traces as the prover on every bundled game.
+#[test]
+fn the_top_down_machine_plays_the_bundled_games_as_the_prover_does() {
+    use propel_runtime::perft::perft;
+    use propel_runtime::topdown::TopDownMachine;
+    use propel_runtime::trace::trace;
+    for path in bundled_games() {
+        let game = Arc::new(propel_compiler::load_file(&path).unwrap());
+        let mut prover = Prover::new(game.clone()).unwrap();
+        let mut m = TopDownMachine::new(game.clone()).unwrap();
+        let (a, b) = (perft(&mut prover, 2, &mut |_| {}).unwrap(), perft(&mut m, 2, &mut |_| {}).unwrap());
+        assert_eq!(a.lines, b.lines, "{}", game.name);
+        for seed in 1..=3 {
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            trace(&mut prover, seed, 300, &mut |s| x.push(s.clone())).unwrap();
+            trace(&mut m, seed, 300, &mut |s| y.push(s.clone())).unwrap();
+            assert_eq!(x, y, "{} seed {seed}", game.name);
+        }
+    }
+}
+
+/// A rule longer than the evaluator's mask of literals (64) runs as a
+/// chain of parts, its negations after the literals that bind them.
+#[test]
+fn a_rule_of_seventy_literals_is_evaluated_in_parts() {
+    let tests: String = (1..=68).map(|i| format!(" (not (true (off {i})))")).collect();
+    let text = format!(
+        "(role r) (init (at 1)) (n 1) (n 2) (n 3)
+         (<= (legal r (go ?y)) (true (at ?x)) (n ?y) (distinct ?x ?y){tests})
+         (<= (next (at ?y)) (does r (go ?y)))
+         (<= (next (off ?y)) (does r (go ?y)) (true (at 3)))
+         (<= terminal (true (off 2)))
+         (goal r 100)"
+    );
+    let game = Arc::new(propel_compiler::validate::load("long.kif", text).unwrap());
+    assert!(game.clauses.iter().any(|c| c.body.len() > 64));
+    assert!(agrees(&game, 10, 30) > 20);
+}
