@@ -160,3 +160,57 @@ fn the_wait_for_the_first_play_starts_after_the_start_clock() {
     let (st, body) = post(&p.url, "(play a1 ((mark 1 1) noop))");
     assert_eq!(st, 404, "{body}");
 }
+
+/// A game no propnet holds: in the relaxed model of grounding any of 50
+/// values may be `(v ?x)`, so `pairs` (five of them) passes the budget
+/// at once, and its next-state rule reads `pairs` through a variable it
+/// shares with the move, so it cannot be asked as a question either. In
+/// play a state holds one value. The builder samples the prover and the
+/// top-down reasoner, searches on the faster, and says so with both
+/// rates; every move of the match is legal.
+#[test]
+fn without_a_propnet_the_player_searches_on_the_faster_reasoner() {
+    let out = temp_dir("reasoner");
+    let nums: String = (0..50).map(|d| format!(" (num {d})")).collect();
+    let game = format!(
+        "(role r) (init (v 0)) (init (step 0)){nums}
+         (succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4)
+         (<= (legal r (go ?x)) (num ?x))
+         (<= (next (v ?x)) (does r (go ?x)))
+         (<= (pairs ?a ?b ?c ?e ?f) (true (v ?a)) (true (v ?b)) (true (v ?c)) (true (v ?e)) (true (v ?f)))
+         (<= (next (seen ?a)) (does r (go ?b)) (pairs ?a ?b ?c ?e ?f))
+         (<= (next (step ?n)) (true (step ?m)) (succ ?m ?n))
+         (<= terminal (true (step 4)))
+         (<= (goal r 100) (true (seen 7)))
+         (<= (goal r 0) (not (true (seen 7))))"
+    );
+    let path = out.join("reasoner.kif");
+    std::fs::write(&path, &game).unwrap();
+    let games = out.join("games");
+    let extra = ["--start-clock", "8", "--play-clock", "1"];
+    run_match(path.to_str().unwrap(), &["builtin:mcts"], &extra, &games);
+    let recs = records(&games);
+    assert_eq!(recs.len(), 1);
+    check_record(&path, &recs[0], 1.0);
+    let mut log = String::new();
+    for e in walk(&games.join("logs")) {
+        log.push_str(&std::fs::read_to_string(e).unwrap_or_default());
+    }
+    let plan = log.lines().find(|l| l.contains("plan: no propnet; search on the"));
+    let plan = plan.unwrap_or_else(|| panic!("no plan line for the reasoner in:\n{log}"));
+    assert!(plan.contains("states/s") && plan.contains("prover") && plan.contains("top-down"), "{plan}");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
