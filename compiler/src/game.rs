@@ -102,6 +102,60 @@ pub enum Lit {
     Same(Pat, Pat),
 }
 
+impl Pat {
+    /// This pattern with its variables renumbered in order of first
+    /// occurrence, continuing `map` (old numbers by new): equal patterns up
+    /// to naming come out equal.
+    pub(crate) fn renumbered(&self, map: &mut Vec<u32>) -> Pat {
+        match self {
+            Pat::Var(v) => Pat::Var(match map.iter().position(|from| from == v) {
+                Some(k) => k as u32,
+                None => {
+                    map.push(*v);
+                    map.len() as u32 - 1
+                }
+            }),
+            Pat::Const(s) => Pat::Const(*s),
+            Pat::App(f, args) => Pat::App(*f, args.iter().map(|a| a.renumbered(map)).collect()),
+        }
+    }
+}
+
+impl Lit {
+    pub fn for_each_var(&self, f: &mut impl FnMut(u32)) {
+        match self {
+            Lit::Pos(a) | Lit::Neg(a) => a.args.iter().for_each(|p| p.for_each_var(f)),
+            Lit::Distinct(x, y) | Lit::Same(x, y) => {
+                x.for_each_var(f);
+                y.for_each_var(f);
+            }
+        }
+    }
+
+    /// The literal's variables, sorted, each once.
+    pub fn vars(&self) -> Vec<u32> {
+        let mut v = Vec::new();
+        self.for_each_var(&mut |x| v.push(x));
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// [`Pat::renumbered`] over the literal's patterns.
+    pub(crate) fn renumbered(&self, map: &mut Vec<u32>) -> Lit {
+        let atom = |a: &AtomPat, map: &mut Vec<u32>| AtomPat {
+            rel: a.rel,
+            args: a.args.iter().map(|p| p.renumbered(map)).collect(),
+        };
+        match self {
+            Lit::Pos(a) => Lit::Pos(atom(a, map)),
+            Lit::Neg(a) => Lit::Neg(atom(a, map)),
+            Lit::Distinct(x, y) => Lit::Distinct(x.renumbered(map), y.renumbered(map)),
+            Lit::Same(x, y) => Lit::Same(x.renumbered(map), y.renumbered(map)),
+        }
+    }
+}
+
 /// One conjunctive rule. A source rule with `or` becomes several clauses.
 #[derive(Clone, Debug)]
 pub struct Clause {

@@ -27,57 +27,6 @@ use rustc_hash::FxHashMap;
 
 pub use crate::names::{base_name, MARK};
 
-fn vars_of(l: &Lit, out: &mut Vec<u32>) {
-    let mut push = |v| out.push(v);
-    match l {
-        Lit::Pos(a) | Lit::Neg(a) => a.args.iter().for_each(|p| p.for_each_var(&mut push)),
-        Lit::Distinct(x, y) | Lit::Same(x, y) => {
-            x.for_each_var(&mut push);
-            y.for_each_var(&mut push);
-        }
-    }
-}
-
-/// Renumbers a pattern's variables in order of first occurrence (so that
-/// equal literal lists share one helper).
-fn canonical(p: &Pat, map: &mut Vec<u32>) -> Pat {
-    match p {
-        Pat::Var(v) => {
-            let k = match map.iter().position(|from| from == v) {
-                Some(k) => k,
-                None => {
-                    map.push(*v);
-                    map.len() - 1
-                }
-            };
-            Pat::Var(k as u32)
-        }
-        Pat::Const(s) => Pat::Const(*s),
-        Pat::App(f, args) => Pat::App(*f, args.iter().map(|a| canonical(a, map)).collect()),
-    }
-}
-
-fn canonical_lit(l: &Lit, map: &mut Vec<u32>) -> Lit {
-    let atom = |a: &AtomPat, map: &mut Vec<u32>| AtomPat {
-        rel: a.rel,
-        args: a.args.iter().map(|p| canonical(p, map)).collect(),
-    };
-    match l {
-        Lit::Pos(a) => Lit::Pos(atom(a, map)),
-        Lit::Neg(a) => Lit::Neg(atom(a, map)),
-        Lit::Distinct(x, y) => Lit::Distinct(canonical(x, map), canonical(y, map)),
-        Lit::Same(x, y) => Lit::Same(canonical(x, map), canonical(y, map)),
-    }
-}
-
-fn lit_vars(l: &Lit) -> Vec<u32> {
-    let mut v = Vec::new();
-    vars_of(l, &mut v);
-    v.sort_unstable();
-    v.dedup();
-    v
-}
-
 /// The rewritten game under construction: helper relations are shared
 /// between clauses when their literals and interface are equal.
 struct Rewrite {
@@ -106,7 +55,7 @@ impl Rewrite {
     /// The helper `h(interface) ⇐ lits` (from clause `c`), as a literal.
     fn helper(&mut self, c: &Clause, lits: &[Lit], interface: &[u32]) -> Lit {
         let mut map = Vec::new();
-        let key_lits: Vec<Lit> = lits.iter().map(|l| canonical_lit(l, &mut map)).collect();
+        let key_lits: Vec<Lit> = lits.iter().map(|l| l.renumbered(&mut map)).collect();
         let key_iface: Vec<u32> =
             interface.iter().map(|v| map.iter().position(|m| m == v).unwrap_or(0) as u32).collect();
         let args: Box<[Pat]> = interface.iter().map(|&v| Pat::Var(v)).collect();
@@ -152,7 +101,7 @@ impl Rewrite {
     /// Step 1: each positive literal with variables of its own keeps only
     /// the shared ones.
     fn project_literals(&mut self, c: &Clause, head_vars: &[u32]) -> Vec<Lit> {
-        let vars: Vec<Vec<u32>> = c.body.iter().map(lit_vars).collect();
+        let vars: Vec<Vec<u32>> = c.body.iter().map(Lit::vars).collect();
         let mut body = c.body.clone();
         for (i, l) in c.body.iter().enumerate() {
             if !matches!(l, Lit::Pos(_)) {
@@ -173,7 +122,7 @@ impl Rewrite {
     /// nor ..." beside `(true (cell ?x ?y ?p))`); a group of several
     /// literals becomes one helper over the head variables it uses.
     fn split_groups(&mut self, c: &Clause, head_vars: &[u32], body: Vec<Lit>) -> Vec<Lit> {
-        let vars: Vec<Vec<u32>> = body.iter().map(lit_vars).collect();
+        let vars: Vec<Vec<u32>> = body.iter().map(Lit::vars).collect();
         let mut group: Vec<usize> = (0..body.len()).collect();
         for i in 0..body.len() {
             for j in i + 1..body.len() {
@@ -236,7 +185,7 @@ impl Rewrite {
     /// go first (six each).
     fn eliminate(&mut self, c: &Clause, head_vars: &[u32], mut body: Vec<Lit>) -> Vec<Lit> {
         loop {
-            let vars: Vec<Vec<u32>> = body.iter().map(lit_vars).collect();
+            let vars: Vec<Vec<u32>> = body.iter().map(Lit::vars).collect();
             let domain = |v: u32| self.domains.var_size(&body, v).map_or(UNKNOWN_DOMAIN, |n| n as f64);
             let mut locals: Vec<u32> = vars.iter().flatten().copied().filter(|v| !head_vars.contains(v)).collect();
             locals.sort_unstable();
@@ -329,7 +278,7 @@ fn unfoldable(game: &Game) -> Vec<Option<usize>> {
             let mut group: Vec<usize> = (0..args.len()).collect();
             let mut local = false;
             for l in &c.body {
-                let vs = lit_vars(l);
+                let vs = l.vars();
                 local |= vs.iter().any(|v| !args.contains(v));
                 let mine: Vec<usize> = vs.iter().filter_map(|v| args.iter().position(|a| a == v)).collect();
                 for w in mine.windows(2) {
@@ -431,7 +380,7 @@ fn interface(lits: &[Lit], keep: impl Fn(u32) -> bool) -> Vec<u32> {
 /// The variables of `l` that satisfy `keep`, in order of first occurrence.
 fn first_occurrence(l: &Lit, keep: impl Fn(u32) -> bool) -> Vec<u32> {
     let mut all = Vec::new();
-    vars_of(l, &mut all);
+    l.for_each_var(&mut |v| all.push(v));
     let mut out = Vec::new();
     for v in all {
         if keep(v) && !out.contains(&v) {

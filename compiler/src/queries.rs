@@ -69,48 +69,6 @@ pub fn for_failure(game: &Game, error: &crate::ground::GroundError) -> Option<Re
     (!keyword && layer != Layer::Move && game.query_of(rel).is_none()).then_some(rel)
 }
 
-fn vars_of(l: &Lit) -> Vec<u32> {
-    let mut v = Vec::new();
-    let mut push = |x| v.push(x);
-    match l {
-        Lit::Pos(a) | Lit::Neg(a) => a.args.iter().for_each(|p| p.for_each_var(&mut push)),
-        Lit::Distinct(x, y) | Lit::Same(x, y) => {
-            x.for_each_var(&mut push);
-            y.for_each_var(&mut push);
-        }
-    }
-    v.sort_unstable();
-    v.dedup();
-    v
-}
-
-fn rename_pat(p: &Pat, map: &mut Vec<u32>) -> Pat {
-    match p {
-        Pat::Var(v) => Pat::Var(match map.iter().position(|m| m == v) {
-            Some(k) => k as u32,
-            None => {
-                map.push(*v);
-                map.len() as u32 - 1
-            }
-        }),
-        Pat::Const(s) => Pat::Const(*s),
-        Pat::App(f, args) => Pat::App(*f, args.iter().map(|a| rename_pat(a, map)).collect()),
-    }
-}
-
-fn rename_lit(l: &Lit, map: &mut Vec<u32>) -> Lit {
-    let atom = |a: &AtomPat, map: &mut Vec<u32>| AtomPat {
-        rel: a.rel,
-        args: a.args.iter().map(|p| rename_pat(p, map)).collect(),
-    };
-    match l {
-        Lit::Pos(a) => Lit::Pos(atom(a, map)),
-        Lit::Neg(a) => Lit::Neg(atom(a, map)),
-        Lit::Distinct(x, y) => Lit::Distinct(rename_pat(x, map), rename_pat(y, map)),
-        Lit::Same(x, y) => Lit::Same(rename_pat(x, map), rename_pat(y, map)),
-    }
-}
-
 /// The residual of clause `c` for `asked`: the indices of its literals,
 /// and its parameters (sorted). `None` when no literal reads `asked`.
 fn residual_of(c: &Clause, asked: &[bool]) -> Option<(Vec<usize>, Vec<u32>)> {
@@ -120,7 +78,7 @@ fn residual_of(c: &Clause, asked: &[bool]) -> Option<(Vec<usize>, Vec<u32>)> {
     }
     let mut head = Vec::new();
     c.head.args.iter().for_each(|p| p.for_each_var(&mut |v| head.push(v)));
-    let vars: Vec<Vec<u32>> = c.body.iter().map(vars_of).collect();
+    let vars: Vec<Vec<u32>> = c.body.iter().map(Lit::vars).collect();
     let mut inside: Vec<bool> = c.body.iter().map(reads).collect();
     loop {
         let local: Vec<u32> = (0..c.body.len())
@@ -188,14 +146,14 @@ pub fn residual(game: &Game, rels: &[RelId]) -> Result<Game, Refused> {
         }
         // The rest binds every parameter with a positive literal.
         let rest: Vec<Lit> = (0..c.body.len()).filter(|i| !members.contains(i)).map(|i| c.body[i].clone()).collect();
-        let bound: Vec<u32> = rest.iter().filter(|l| matches!(l, Lit::Pos(_))).flat_map(vars_of).collect();
+        let bound: Vec<u32> = rest.iter().filter(|l| matches!(l, Lit::Pos(_))).flat_map(Lit::vars).collect();
         if params.iter().any(|v| !bound.contains(v)) {
             return Err(Refused::Unbound { head: game.rel_name(c.head.rel).to_string(), relation: what });
         }
         // Canonical form: parameters first, then the residual's other
         // variables in order of appearance.
         let mut map: Vec<u32> = params.clone();
-        let body: Vec<Lit> = members.iter().map(|&i| rename_lit(&c.body[i], &mut map)).collect();
+        let body: Vec<Lit> = members.iter().map(|&i| c.body[i].renumbered(&mut map)).collect();
         let key = (body.clone(), params.len());
         let q = match shared.get(&key) {
             Some(&q) => q,

@@ -134,21 +134,6 @@ fn compile_pat(pool: &mut TermPool, p: &Pat) -> Result<TPat, TooDeep> {
     })
 }
 
-fn lit_vars(l: &Lit) -> Box<[u32]> {
-    let mut v = Vec::new();
-    let mut push = |x| v.push(x);
-    match l {
-        Lit::Pos(a) | Lit::Neg(a) => a.args.iter().for_each(|p| p.for_each_var(&mut push)),
-        Lit::Distinct(x, y) | Lit::Same(x, y) => {
-            x.for_each_var(&mut push);
-            y.for_each_var(&mut push);
-        }
-    }
-    v.sort_unstable();
-    v.dedup();
-    v.into()
-}
-
 /// A body's literals, and the variables of each.
 type Body = (Box<[TLit]>, Box<[Box<[u32]>]>);
 
@@ -170,7 +155,7 @@ fn compile_body(pool: &mut TermPool, body: &[Lit]) -> Result<Body, TooDeep> {
             Lit::Same(x, y) => TLit::Same(compile_pat(pool, x)?, compile_pat(pool, y)?),
         });
     }
-    Ok((lits.into(), body.iter().map(lit_vars).collect()))
+    Ok((lits.into(), body.iter().map(|l| l.vars().into()).collect()))
 }
 
 /// Most body literals of a clause (the literals left are a bit mask): a
