@@ -52,9 +52,16 @@ pub enum QueryError {
     Unbound { relation: String },
 }
 
-/// Most calls running inside one another: deeper recursion is an error,
-/// not a stack overflow.
-const MAX_DEPTH: usize = 4_000;
+/// Most calls running inside one another: deeper recursion is an error.
+/// Each call runs on the Rust stack (about 1.5 KB a call, so a thread's
+/// default 2 MiB holds some 1,300); the stack is grown on the heap as it
+/// runs low ([`STACK_RED_ZONE`]).
+const MAX_DEPTH: usize = 100_000;
+
+/// Stack left below which a call continues on a new piece of stack
+/// ([`STACK_GROWTH`] bytes, on the heap).
+const STACK_RED_ZONE: usize = 128 * 1024;
+const STACK_GROWTH: usize = 4 * 1024 * 1024;
 
 /// Work (literal steps) one question may take before it is an error.
 pub const MAX_STEPS: u64 = 200_000_000;
@@ -553,7 +560,9 @@ impl TopDown {
                 self.stack[d as usize].hit = true;
             }
             Status::Incomplete { epoch, low } if epoch == self.epoch => self.lower(low),
-            Status::New | Status::Incomplete { .. } => self.evaluate(rules, t)?,
+            Status::New | Status::Incomplete { .. } => {
+                stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || self.evaluate(rules, t))?
+            }
         }
         Ok(t)
     }
