@@ -12,9 +12,9 @@
 //!
 //! - In each rule that reads `R`, the *residual* is the `R` literals plus
 //!   every literal linked to them through variables outside the head
-//!   (the king's square and the king piece above). The rest of the rule
-//!   must bind every variable the residual shares with it (its
-//!   *parameters*: player, move squares).
+//!   (the king's square and the king piece above), except those that read
+//!   the move. The rest of the rule must bind every variable the residual
+//!   shares with it (its *parameters*: player, move squares).
 //! - The residual becomes a relation `Q(params)`, defined by the rest of
 //!   the rule (`Q(params) ⇐ rest`: where the rule could hold at all, its
 //!   *guard*), and the rule reads `Q(params)` in its place. The network
@@ -69,10 +69,17 @@ pub fn for_failure(game: &Game, error: &crate::ground::GroundError) -> Option<Re
     (!keyword && layer != Layer::Move && game.query_of(rel).is_none()).then_some(rel)
 }
 
+fn on_move_layer(l: &Lit, moves: &[bool]) -> bool {
+    matches!(l, Lit::Pos(a) | Lit::Neg(a) if moves[a.rel.index()])
+}
+
 /// The residual of clause `c` for `asked`: the indices of its literals,
 /// and its parameters (sorted). `None` when no literal reads `asked`.
-fn residual_of(c: &Clause, asked: &[bool]) -> Option<(Vec<usize>, Vec<u32>)> {
+fn residual_of(c: &Clause, asked: &[bool], moves: &[bool]) -> Option<(Vec<usize>, Vec<u32>)> {
     let reads = |l: &Lit| matches!(l, Lit::Pos(a) | Lit::Neg(a) if asked[a.rel.index()]);
+    // A literal that reads the move stays in the rule: the variables it
+    // shares with the residual become parameters, bound by the move.
+    let on_move = |l: &Lit| on_move_layer(l, moves);
     if !c.body.iter().any(reads) {
         return None;
     }
@@ -88,7 +95,7 @@ fn residual_of(c: &Clause, asked: &[bool]) -> Option<(Vec<usize>, Vec<u32>)> {
             .collect();
         let mut grew = false;
         for i in 0..c.body.len() {
-            if !inside[i] && vars[i].iter().any(|v| local.contains(v)) {
+            if !inside[i] && !on_move(&c.body[i]) && vars[i].iter().any(|v| local.contains(v)) {
                 inside[i] = true;
                 grew = true;
             }
@@ -116,6 +123,8 @@ fn residual_of(c: &Clause, asked: &[bool]) -> Option<(Vec<usize>, Vec<u32>)> {
 pub fn residual(game: &Game, rels: &[RelId]) -> Result<Game, Refused> {
     let mut asked = vec![false; game.relations.len()];
     rels.iter().for_each(|r| asked[r.index()] = true);
+    let moves: Vec<bool> =
+        (0..game.relations.len()).map(|r| r == RelId::DOES.index() || game.relations[r].layer == Layer::Move).collect();
     let name = |r: RelId| crate::names::base_name(game.rel_name(r)).to_string();
     let mut symbols = game.symbols.clone();
     let mut relations = game.relations.clone();
@@ -124,7 +133,7 @@ pub fn residual(game: &Game, rels: &[RelId]) -> Result<Game, Refused> {
     let mut clauses = Vec::with_capacity(game.clauses.len());
     let mut read = false;
     for c in &game.clauses {
-        let found = if asked[c.head.rel.index()] { None } else { residual_of(c, &asked) };
+        let found = if asked[c.head.rel.index()] { None } else { residual_of(c, &asked, &moves) };
         let Some((members, params)) = found else {
             clauses.push(c.clone());
             continue;
@@ -137,11 +146,7 @@ pub fn residual(game: &Game, rels: &[RelId]) -> Result<Game, Refused> {
         let what = first.map_or_else(String::new, name);
         // The residual reads only the state: no `does`, no relation that
         // reads it.
-        let moves = members.iter().any(|&i| {
-            matches!(&c.body[i], Lit::Pos(a) | Lit::Neg(a)
-            if a.rel == RelId::DOES || game.relations[a.rel.index()].layer == Layer::Move)
-        });
-        if moves {
+        if members.iter().any(|&i| on_move_layer(&c.body[i], &moves)) {
             return Err(Refused::ReadsMoves { relation: what });
         }
         // The rest binds every parameter with a positive literal.
@@ -245,6 +250,24 @@ mod tests {
         // network no longer needs it.
         assert!(r.clauses.iter().any(|c| c.head.rel == attacked));
         assert!(!r.needed_by(&[RelId::LEGAL])[attacked.index()]);
+    }
+
+    #[test]
+    fn a_move_literal_linked_to_the_residual_stays_in_the_rule() {
+        let text = "(role a) (init (c 1)) (n 1) (n 2) (n 3)
+            (<= (legal a (go ?x)) (n ?x))
+            (<= (far ?x ?y) (n ?x) (n ?y) (distinct ?x ?y))
+            (<= (next (c ?y)) (does a (go ?x)) (n ?y) (far ?x ?y))
+            (<= terminal (true (c 2))) (goal a 100)";
+        let g = load("t.kif", text).unwrap();
+        let far = g.relation_by_name("far").unwrap();
+        let r = residual(&g, &[far]).unwrap();
+        // ?x, shared with the move, is a parameter: the question is `far`
+        // alone, and the guard reads the move.
+        assert_eq!(r.queries[0].question.body.len(), 1);
+        assert_eq!(r.queries[0].question.params.len(), 2);
+        let guard = r.clauses.iter().find(|c| c.head.rel == r.queries[0].rel).unwrap();
+        assert!(guard.body.iter().any(|l| matches!(l, Lit::Pos(a) if a.rel == RelId::DOES)));
     }
 
     #[test]
