@@ -41,7 +41,7 @@ __all__ = [
 #: The machines a game can run on: the JIT (propnet compiled to native
 #: code; bit-parallel playouts), the interpreted propnet, and the reference
 #: prover (no grounding: any valid game, slowly; no move or base tables).
-MACHINES = ("jit", "propnet", "prover")
+MACHINES = ("jit", "propnet", "prover", "topdown")
 
 
 def load(
@@ -54,8 +54,10 @@ def load(
     """Loads a GDL game.
 
     `source` is a path to a .kif file, or the rules themselves (a string
-    containing a parenthesis, or bytes). `machine` is "jit", "propnet" or
-    "prover". `ground_seconds` bounds grounding; `passes` names the propnet
+    containing a parenthesis, or bytes). `machine` is "jit", "propnet",
+    "prover" or "topdown" (the rules asked top-down with tabling: the
+    faster reasoner on rules written for a Prolog-style prover, where no
+    network builds). `ground_seconds` bounds grounding; `passes` names the propnet
     optimisation passes ("all", "none" or a comma-separated list).
 
     Raises GdlError (with `file`, `line`, `col`) when the rules are not

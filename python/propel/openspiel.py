@@ -173,7 +173,7 @@ def load_game(
     plus 20 (GDL states no bound; pass one for games whose random play is
     much shorter than play can be). Other keywords go to `propel.load`.
     """
-    if machine == "prover":
+    if machine in ("prover", "topdown"):
         raise ValueError("OpenSpiel needs every move numbered up front: use machine='jit' or 'propnet'")
     g = propel.load(source, machine, **load_options)
     return from_game(g, dynamics=dynamics, max_game_length=max_game_length, sample_games=sample_games)

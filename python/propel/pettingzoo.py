@@ -60,7 +60,7 @@ class raw_env(AECEnv):
         **load_options,
     ):
         super().__init__()
-        if machine == "prover" and game is None:
+        if machine in ("prover", "topdown") and game is None:
             raise ValueError("PettingZoo needs every move numbered up front: use machine='jit' or 'propnet'")
         self.game = game if game is not None else propel.load(source, machine, **load_options)
         g = self.game

@@ -64,7 +64,7 @@ impl Shared {
     /// not know the terms of a newer state.
     fn take_spares(&self, k: usize) -> Vec<Machine> {
         let mut out = Vec::with_capacity(k);
-        if !matches!(self.source.kind, Kind::Prover) {
+        if !self.source.kind.own_terms() {
             let mut spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
             let keep = spares.len().saturating_sub(k);
             out.extend(spares.drain(keep..));
@@ -77,7 +77,7 @@ impl Shared {
     }
 
     fn give_back(&self, machines: Vec<Machine>) {
-        if !matches!(self.source.kind, Kind::Prover) {
+        if !self.source.kind.own_terms() {
             let mut spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
             spares.extend(machines);
             spares.truncate(MAX_SPARES);
@@ -681,6 +681,7 @@ impl State {
         let n = match &self.repr {
             Repr::Net(s) => s.bits().iter().map(|w| w.count_ones() as usize).sum(),
             Repr::Prover(s) => s.facts().len(),
+            Repr::TopDown(s) => s.facts().len(),
         };
         format!("<propel.State of {}: {n} facts>", self.game.source.name)
     }

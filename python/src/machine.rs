@@ -7,9 +7,10 @@ use propel_compiler::Game;
 use propel_compiler::TermId;
 use propel_runtime::build::{prepare, BuildOptions};
 use propel_runtime::lookup::LookupMachine;
-use propel_runtime::NativeCode;
 use propel_runtime::propnet::NetState;
 use propel_runtime::prover::ProverState;
+use propel_runtime::topdown::{TopDownMachine, TopDownState};
+use propel_runtime::NativeCode;
 use propel_runtime::{MachineError, NativeMachine, PropnetMachine, Prover, StateMachine};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
@@ -18,6 +19,8 @@ use std::sync::Arc;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Kind {
     Prover,
+    /// The rules asked top-down, with tabling (`--machine topdown`).
+    TopDown,
     Propnet,
     Jit,
 }
@@ -26,15 +29,23 @@ impl Kind {
     pub(crate) fn parse(s: &str) -> Option<Kind> {
         match s {
             "prover" => Some(Kind::Prover),
+            "topdown" => Some(Kind::TopDown),
             "propnet" => Some(Kind::Propnet),
             "jit" => Some(Kind::Jit),
             _ => None,
         }
     }
 
+    /// Whether the machine numbers its terms per instance (the reasoners):
+    /// a clone may not know the terms of a newer state.
+    pub(crate) fn own_terms(self) -> bool {
+        matches!(self, Kind::Prover | Kind::TopDown)
+    }
+
     pub(crate) fn name(self) -> &'static str {
         match self {
             Kind::Prover => "prover",
+            Kind::TopDown => "topdown",
             Kind::Propnet => "propnet",
             Kind::Jit => "jit",
         }
@@ -47,6 +58,7 @@ impl Kind {
 #[derive(Clone)]
 pub(crate) enum Machine {
     Prover(Prover),
+    TopDown(TopDownMachine),
     Propnet(PropnetMachine),
     /// The propnet of a game whose goal or terminal test is over the
     /// grounding budget, that test answered by the rules.
@@ -59,6 +71,7 @@ pub(crate) enum Machine {
 pub(crate) enum Repr {
     Net(NetState),
     Prover(ProverState),
+    TopDown(TopDownState),
 }
 
 /// A move as the machine takes it.
@@ -152,6 +165,12 @@ pub(crate) fn build(game: &Arc<Game>, kind: Kind, opts: &BuildOptions) -> Result
             let moves = Moves { roles: (0..roles).map(|_| RoleMoves::default()).collect(), complete: false };
             Ok(BuiltMachine { machine: Machine::Prover(p), moves, bases: None })
         }
+        Kind::TopDown => {
+            let m = TopDownMachine::new(game.clone()).map_err(|e| e.to_string())?;
+            let roles = game.roles.len();
+            let moves = Moves { roles: (0..roles).map(|_| RoleMoves::default()).collect(), complete: false };
+            Ok(BuiltMachine { machine: Machine::TopDown(m), moves, bases: None })
+        }
         Kind::Propnet => {
             let opts = BuildOptions { lookups: true, ..opts.clone() };
             let p = prepare(game, &opts).map_err(|e| e.to_string())?;
@@ -183,6 +202,7 @@ macro_rules! with_state {
     ($machine:expr, $state:expr, |$m:ident, $s:ident| $body:expr) => {
         match ($machine, $state) {
             (Machine::Prover($m), Repr::Prover($s)) => $body,
+            (Machine::TopDown($m), Repr::TopDown($s)) => $body,
             (Machine::Propnet($m), Repr::Net($s)) => $body,
             (Machine::Lookups($m), Repr::Net($s)) => $body,
             (Machine::Jit($m), Repr::Net($s)) => $body,
@@ -209,6 +229,7 @@ impl Machine {
     pub(crate) fn roles(&self) -> &[String] {
         match self {
             Machine::Prover(m) => m.roles(),
+            Machine::TopDown(m) => m.roles(),
             Machine::Propnet(m) => m.roles(),
             Machine::Lookups(m) => m.roles(),
             Machine::Jit(m) => m.roles(),
@@ -218,6 +239,7 @@ impl Machine {
     pub(crate) fn initial_state(&mut self) -> Result<Repr, MachineError> {
         match self {
             Machine::Prover(m) => m.initial_state().map(Repr::Prover),
+            Machine::TopDown(m) => m.initial_state().map(Repr::TopDown),
             Machine::Propnet(m) => m.initial_state().map(Repr::Net),
             Machine::Lookups(m) => m.initial_state().map(Repr::Net),
             Machine::Jit(m) => m.initial_state().map(Repr::Net),
@@ -233,6 +255,11 @@ impl Machine {
         out.clear();
         match (self, s) {
             (Machine::Prover(m), Repr::Prover(s)) => {
+                let mut v = Vec::new();
+                m.legal_moves(s, role, &mut v)?;
+                out.extend(v.into_iter().map(Mv::Term));
+            }
+            (Machine::TopDown(m), Repr::TopDown(s)) => {
                 let mut v = Vec::new();
                 m.legal_moves(s, role, &mut v)?;
                 out.extend(v.into_iter().map(Mv::Term));
@@ -263,6 +290,10 @@ impl Machine {
                 let j = joint.iter().map(|&x| term(x)).collect::<Result<Vec<_>, _>>()?;
                 m.next_state(s, &j).map(Repr::Prover)
             }
+            (Machine::TopDown(m), Repr::TopDown(s)) => {
+                let j = joint.iter().map(|&x| term(x)).collect::<Result<Vec<_>, _>>()?;
+                m.next_state(s, &j).map(Repr::TopDown)
+            }
             (Machine::Propnet(m), Repr::Net(s)) => {
                 let j = joint.iter().map(|&x| input(x)).collect::<Result<Vec<_>, _>>()?;
                 m.next_state(s, &j).map(Repr::Net)
@@ -291,6 +322,7 @@ impl Machine {
     pub(crate) fn move_kif(&self, mv: Mv) -> Result<String, MachineError> {
         match (self, mv) {
             (Machine::Prover(m), Mv::Term(t)) => Ok(m.move_kif(t)),
+            (Machine::TopDown(m), Mv::Term(t)) => Ok(m.move_kif(t)),
             (Machine::Propnet(m), Mv::Input(i)) => Ok(m.move_kif(i)),
             (Machine::Lookups(m), Mv::Input(i)) => Ok(m.move_kif(i)),
             (Machine::Jit(m), Mv::Input(i)) => Ok(m.move_kif(i)),
@@ -298,10 +330,12 @@ impl Machine {
         }
     }
 
-    /// The prover's term for `text` (canonical KIF).
+    /// A reasoner's term for `text` (canonical KIF); `None` for networks,
+    /// whose moves are all numbered when they are built.
     pub(crate) fn prover_term(&mut self, text: &str) -> Option<Result<TermId, MachineError>> {
         match self {
             Machine::Prover(m) => Some(m.term_from_kif(text)),
+            Machine::TopDown(m) => Some(m.term_from_kif(text)),
             _ => None,
         }
     }
@@ -315,6 +349,7 @@ impl Machine {
     ) -> Result<Repr, MachineError> {
         match self {
             Machine::Prover(m) => m.state_from_kif(facts).map(Repr::Prover),
+            Machine::TopDown(m) => m.state_from_kif(facts).map(Repr::TopDown),
             Machine::Propnet(_) | Machine::Lookups(_) | Machine::Jit(_) => {
                 let mut bits = vec![0u64; base_index.len().div_ceil(64)];
                 for f in facts {

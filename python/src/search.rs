@@ -39,6 +39,7 @@ pub(crate) fn search(
     let config = Config { threads, seed, ..Config::default() };
     match (m, s) {
         (Machine::Prover(m), Repr::Prover(s)) => run(m, s, time, config, Mv::Term),
+        (Machine::TopDown(m), Repr::TopDown(s)) => run(m, s, time, config, Mv::Term),
         (Machine::Propnet(m), Repr::Net(s)) => run(m, s, time, config, Mv::Input),
         (Machine::Lookups(m), Repr::Net(s)) => run(m, s, time, config, Mv::Input),
         (Machine::Jit(m), Repr::Net(s)) => run(m, s, time, config, Mv::Input),

@@ -116,8 +116,9 @@ def test_state_hash_eq_pickle(ttt):
         assert pickle.loads(pickle.dumps(g)) == g
 
 
-def test_prover_moves_met_first(ttt):
-    g = ttt["prover"]
+@pytest.mark.parametrize("machine", ["prover", "topdown"])
+def test_reasoner_moves_met_first(ttt, machine):
+    g = ttt[machine]
     s = g.initial_state()
     assert g.move_id(0, "(mark 3 3)") in g.legal_move_ids(s, 0)
     with pytest.raises(propel.PropelError):
@@ -146,7 +147,7 @@ def test_observations_and_masks(ttt, machine):
 @pytest.mark.parametrize("machine", propel.MACHINES)
 def test_random_playouts(ttt, machine):
     g = ttt[machine]
-    n = 300 if machine == "prover" else 3000
+    n = 300 if machine in ("prover", "topdown") else 3000
     goals, lengths = g.random_playouts(n, seed=7, threads=2)
     assert goals.shape == (n, 2) and goals.dtype == np.int32
     assert lengths.shape == (n,) and lengths.dtype == np.uint32

@@ -25,6 +25,10 @@ impl TopDownState {
         v.dedup();
         TopDownState(Arc::from(v))
     }
+
+    pub fn facts(&self) -> &[TermId] {
+        &self.0
+    }
 }
 
 #[derive(Clone)]
@@ -49,6 +53,18 @@ impl TopDownMachine {
         let init = td.answers(RelId::INIT, &[None])?;
         let initial = TopDownState::from_terms(init.into_iter().map(|row| row[0]).collect());
         Ok(TopDownMachine { td, game, role_names, role_terms, initial, loaded: None, joint: None })
+    }
+
+    /// The term written `text` in canonical KIF (see
+    /// [`crate::Prover::term_from_kif`]).
+    pub fn term_from_kif(&mut self, text: &str) -> Result<TermId, MachineError> {
+        self.td.term_from_kif(text).map_err(|why| MachineError::NotATerm { text: text.to_string(), why })
+    }
+
+    /// The state whose facts are `facts` (each in canonical KIF).
+    pub fn state_from_kif(&mut self, facts: &[String]) -> Result<TopDownState, MachineError> {
+        let v = facts.iter().map(|f| self.term_from_kif(f)).collect::<Result<Vec<_>, _>>()?;
+        Ok(TopDownState::from_terms(v))
     }
 
     fn load(&mut self, s: &TopDownState) {
