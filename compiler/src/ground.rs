@@ -273,7 +273,45 @@ const ATTEMPT_SHARE: f64 = 0.75;
 /// model (at least [`REWRITE_ROWS`] rows) are offered to the magic-set
 /// rewrite (with their callers). The last attempt gets all the time left.
 pub fn ground(game: &Arc<Game>, limits: &GroundLimits, deadline: &Deadline) -> Result<Grounded, GroundError> {
-    ground_attempts(game, limits, deadline, ATTEMPT, None)
+    ground_attempts(game, limits, deadline, ATTEMPT, None, &Learned::default())
+}
+
+/// What one grounding of a game learned for the groundings of the same
+/// game that follow (its eliminated rules, a build with questions): the
+/// relations whose demand rewrite asked for about as much as the
+/// relations in full, by name as written. Later groundings do not try
+/// their rewrite again: on the chess family that attempt takes 9-16 s
+/// each time before it is undone.
+#[derive(Debug, Default)]
+pub struct Learned {
+    hopeless: std::cell::RefCell<Vec<String>>,
+}
+
+impl Learned {
+    fn add(&self, names: impl Iterator<Item = String>) {
+        let mut h = self.hopeless.borrow_mut();
+        for n in names {
+            if !h.contains(&n) {
+                h.push(n);
+            }
+        }
+    }
+
+    /// The relations of `game` learned hopeless.
+    fn of(&self, game: &Game) -> Vec<RelId> {
+        self.hopeless.borrow().iter().filter_map(|n| game.relation_by_name(n)).collect()
+    }
+}
+
+/// [`ground`], starting from what earlier groundings of the game learned,
+/// and adding what this one learns.
+pub fn ground_learning(
+    game: &Arc<Game>,
+    limits: &GroundLimits,
+    deadline: &Deadline,
+    learned: &Learned,
+) -> Result<Grounded, GroundError> {
+    ground_attempts(game, limits, deadline, ATTEMPT, None, learned)
 }
 
 /// [`ground`] whose last attempt (the one without a row limit) first gets
@@ -286,8 +324,9 @@ pub fn ground_unless_slow(
     deadline: &Deadline,
     slice: Duration,
     on_slow: &mut dyn FnMut() -> bool,
+    learned: &Learned,
 ) -> Result<Grounded, GroundError> {
-    ground_attempts(game, limits, deadline, ATTEMPT, Some((slice, on_slow)))
+    ground_attempts(game, limits, deadline, ATTEMPT, Some((slice, on_slow)), learned)
 }
 
 /// [`ground_unless_slow`] with attempts stopped at `attempt` (tests use
@@ -298,11 +337,12 @@ fn ground_attempts(
     deadline: &Deadline,
     attempt: Attempt,
     mut slow: Option<(Duration, &mut dyn FnMut() -> bool)>,
+    learned: &Learned,
 ) -> Result<Grounded, GroundError> {
     let start = Instant::now();
     let share = deadline.time().map(|t| t.saturating_duration_since(start).mul_f64(ATTEMPT_SHARE));
     let mut demand: Vec<RelId> = Vec::new();
-    let mut undone: Vec<RelId> = Vec::new();
+    let mut undone: Vec<RelId> = learned.of(game);
     // The relations the current rewrite computes on demand (`demand`,
     // their callers, and what the rewrite passed demand up to).
     let mut covered: Vec<RelId> = Vec::new();
@@ -373,6 +413,7 @@ fn ground_attempts(
                 "grounding: demand as large as the relations: computing them in full again");
             undone.append(&mut covered);
             undone.append(&mut demand);
+            learned.add(undone.iter().map(|&r| crate::names::base_name(game.rel_name(r)).to_string()));
             current = game.clone();
         }
         // A join that looked at too many rows (`ATTEMPT.join_steps`) is
@@ -757,9 +798,15 @@ mod tests {
         );
         let game = Arc::new(crate::load("t.kif", text.as_str()).unwrap());
         let limits = GroundLimits { max_atoms: 5_000, ..Default::default() };
-        let g =
-            ground_attempts(&game, &limits, &limits.deadline(Instant::now()), Attempt { rows: 2_000, ..ATTEMPT }, None)
-                .expect("the rules as written fit");
+        let g = ground_attempts(
+            &game,
+            &limits,
+            &limits.deadline(Instant::now()),
+            Attempt { rows: 2_000, ..ATTEMPT },
+            None,
+            &Learned::default(),
+        )
+        .expect("the rules as written fit");
         assert!(g.demand.is_empty(), "{:?}", g.demand);
         assert_eq!(g.atoms.iter().filter(|a| a.rel == game.relation_by_name("pair").unwrap()).count(), 3_600);
     }
@@ -788,7 +835,8 @@ mod tests {
             matches!(&stopped, Some(GroundError::Model(EvalError::TooMuchWork { relation, limit: 2_000, .. })) if relation == "near"),
             "{stopped:?}"
         );
-        let g = ground_attempts(&game, &limits, &deadline, attempt, None).expect("the last attempt has no join limit");
+        let g = ground_attempts(&game, &limits, &deadline, attempt, None, &Learned::default())
+            .expect("the last attempt has no join limit");
         assert_eq!(g.atoms.iter().filter(|a| a.rel == RelId::LEGAL).count(), 178);
     }
 
@@ -821,7 +869,8 @@ mod tests {
             "{stopped:?}"
         );
         let attempt = Attempt { rows: usize::MAX, join_steps: 1_500, steps: 2_000 };
-        let g = ground_attempts(&game, &limits, &deadline, attempt, None).expect("the last attempt has no step limit");
+        let g = ground_attempts(&game, &limits, &deadline, attempt, None, &Learned::default())
+            .expect("the last attempt has no step limit");
         assert_eq!(g.atoms.iter().filter(|a| a.rel == RelId::LEGAL).count(), 900);
     }
 

@@ -3,7 +3,7 @@
 
 use crate::deadline::Deadline;
 use crate::game::Game;
-use crate::ground::{ground, GroundError, GroundLimits};
+use crate::ground::{ground_learning, GroundError, GroundLimits, Learned};
 use crate::lookup::Lookups;
 use crate::propnet::{from_ground_until, passes, Propnet, PropnetError};
 use std::sync::Arc;
@@ -164,6 +164,20 @@ pub const ELIMINATE_SHARE: f64 = 0.5;
 /// (`limits.time` from the call): the build stops at that time, whichever
 /// stage it is in. The second build gets the time the first left.
 pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass]) -> Result<Compiled, CompileError> {
+    compile_learning(game, limits, passes, &Learned::default())
+}
+
+/// [`compile`], its groundings starting from what earlier builds of the
+/// same game learned (and adding to it): a demand rewrite found hopeless
+/// once is not tried again.
+fn compile_learning(
+    game: &Arc<Game>,
+    limits: &GroundLimits,
+    passes: &[passes::Pass],
+    learned: &Learned,
+) -> Result<Compiled, CompileError> {
+    let ground =
+        |g: &Arc<Game>, limits: &GroundLimits, deadline: &Deadline| ground_learning(g, limits, deadline, learned);
     let start = Instant::now();
     let deadline = limits.deadline(start);
     // Fluents that never change are read as static relations (their
@@ -210,7 +224,7 @@ pub fn compile(game: &Arc<Game>, limits: &GroundLimits, passes: &[passes::Pass])
     let ground_plain = match &eliminated_game {
         Some(_) => {
             let slice = limits.time.mul_f64(ELIMINATED_FIRST_SHARE);
-            crate::ground::ground_unless_slow(plain_game, limits, &first, slice, &mut on_slow)
+            crate::ground::ground_unless_slow(plain_game, limits, &first, slice, &mut on_slow, learned)
         }
         None => ground(plain_game, limits, &first),
     };
@@ -329,7 +343,8 @@ pub fn compile_or_lookup(
     passes: &[passes::Pass],
 ) -> Result<Compiled, CompileError> {
     let start = Instant::now();
-    let first = match compile(game, limits, passes) {
+    let learned = Learned::default();
+    let first = match compile_learning(game, limits, passes, &learned) {
         Err(CompileError::Ground(e)) => e,
         other => return other,
     };
@@ -362,7 +377,7 @@ pub fn compile_or_lookup(
     if lookups.any() {
         return Err(first.into());
     }
-    compile_with_questions(game, limits, passes, start, first)
+    compile_with_questions(game, limits, passes, start, first, &learned)
 }
 
 /// Most relations asked as questions before a build gives up.
@@ -379,6 +394,7 @@ fn compile_with_questions(
     passes: &[passes::Pass],
     start: Instant,
     first: GroundError,
+    learned: &Learned,
 ) -> Result<Compiled, CompileError> {
     let mut asked = Vec::new();
     let mut error = first.clone();
@@ -405,7 +421,7 @@ fn compile_with_questions(
         // The eliminated rules first: where questions were needed the rules
         // as written are large, and chess's took 20 s of a build to fail
         // before its eliminated network built in 11.
-        let built = match compile_eliminated(&rewritten, &within(left), &passes) {
+        let built = match compile_eliminated(&rewritten, &within(left), &passes, learned) {
             Some(Ok(c)) => Ok(c),
             // Over the budget in another relation that can be asked: the
             // next round asks it too (under a player's budget chess's
@@ -417,7 +433,7 @@ fn compile_with_questions(
                 Err(CompileError::Ground(e))
             }
             // The whole pipeline, in the time left.
-            _ => compile(&rewritten, &within(limits.time.saturating_sub(start.elapsed())), &passes),
+            _ => compile_learning(&rewritten, &within(limits.time.saturating_sub(start.elapsed())), &passes, learned),
         };
         match built {
             Ok(mut c) => {
@@ -452,6 +468,7 @@ fn compile_eliminated(
     game: &Arc<Game>,
     limits: &GroundLimits,
     passes: &[passes::Pass],
+    learned: &Learned,
 ) -> Option<Result<Compiled, CompileError>> {
     if !passes.contains(&passes::Pass::Eliminate) {
         return None;
@@ -459,7 +476,7 @@ fn compile_eliminated(
     let deadline = limits.deadline(Instant::now());
     let fixed = crate::fixed::read_fixed_fluents(game).map(Arc::new);
     let r = crate::project::eliminate_locals(fixed.as_ref().unwrap_or(game))?;
-    let c = build(ground(&Arc::new(r.game), limits, &deadline), passes, &deadline);
+    let c = build(ground_learning(&Arc::new(r.game), limits, &deadline, learned), passes, &deadline);
     if let Err(e) = &c {
         tracing::debug!(error = %e, "the eliminated rules alone failed");
     }
