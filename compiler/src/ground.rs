@@ -134,6 +134,8 @@ pub struct Grounded {
     pub demand: Vec<String>,
     /// Atoms in the relaxed model (all relations).
     pub model_atoms: usize,
+    /// Grounding attempts it took (the last one succeeded).
+    pub attempts: u32,
     pub seconds: f64,
 }
 
@@ -343,6 +345,7 @@ fn ground_attempts(
     let share = deadline.time().map(|t| t.saturating_duration_since(start).mul_f64(ATTEMPT_SHARE));
     let mut demand: Vec<RelId> = Vec::new();
     let mut undone: Vec<RelId> = learned.of(game);
+    let mut attempts = 0u32;
     // The relations the current rewrite computes on demand (`demand`,
     // their callers, and what the rewrite passed demand up to).
     let mut covered: Vec<RelId> = Vec::new();
@@ -357,10 +360,12 @@ fn ground_attempts(
             (_, Some((slice, _))) if sliced => deadline.min(now + *slice),
             _ => deadline.clone(),
         };
+        attempts += 1;
         let (e, largest) = match ground_once(&current, limits, attempt_deadline, (!last_chance).then_some(attempt)) {
             Ok(mut g) => {
                 g.demand = demand.iter().map(|&r| game.rel_name(r).to_string()).collect();
                 g.seconds = start.elapsed().as_secs_f64();
+                g.attempts = attempts;
                 return Ok(g);
             }
             Err(failure) => failure,
@@ -585,6 +590,7 @@ fn ground_once(
         index: FxHashMap::default(),
         demand: Vec::new(),
         model_atoms,
+        attempts: 1,
         seconds: 0.0,
     };
     // The state and move atoms exist even if no rule mentions them.
@@ -809,6 +815,32 @@ mod tests {
         .expect("the rules as written fit");
         assert!(g.demand.is_empty(), "{:?}", g.demand);
         assert_eq!(g.atoms.iter().filter(|a| a.rel == game.relation_by_name("pair").unwrap()).count(), 3_600);
+    }
+
+    #[test]
+    fn a_rewrite_undone_once_is_not_tried_by_the_next_grounding_of_the_game() {
+        let nums: String = (0..60).map(|i| format!("(num {i}) ")).collect();
+        let text = format!(
+            "(role r) (init (c 0)) {nums}
+             (<= (pair ?x ?y) (true (c 0)) (num ?x) (num ?y))
+             (<= (legal r go) (true (c 0)) (num ?a) (num ?b) (pair ?a ?b))
+             (<= (next (c ?x)) (true (c ?x))) (<= terminal (true (c 1))) (goal r 1)"
+        );
+        let game = Arc::new(crate::load("t.kif", text.as_str()).unwrap());
+        let limits = GroundLimits { max_atoms: 5_000, ..Default::default() };
+        let attempt = Attempt { rows: 2_000, ..ATTEMPT };
+        let learned = Learned::default();
+        let run = |learned: &Learned| {
+            ground_attempts(&game, &limits, &limits.deadline(Instant::now()), attempt, None, learned).expect("fits")
+        };
+        let first = run(&learned);
+        assert!(learned.hopeless.borrow().iter().any(|n| n == "pair"), "{:?}", learned.hopeless.borrow());
+        // The second grounding starts with `pair` undone: it builds the
+        // same atoms without trying (and undoing) the rewrite again.
+        let second = run(&learned);
+        assert_eq!(second.atoms.len(), first.atoms.len());
+        assert!(second.attempts < first.attempts, "{} then {} attempts", first.attempts, second.attempts);
+        assert!(learned.of(&game).contains(&game.relation_by_name("pair").unwrap()));
     }
 
     #[test]
