@@ -318,6 +318,31 @@ fn win_first_lane_search_backs_up_every_visit() {
     assert_eq!(plain.rollout_policy(), "lanes");
 }
 
+/// `inflight` bounds the selections a thread's lanes hold at once (the
+/// other lanes idle), and every visit is still backed up; by default the
+/// lanes hold many at once.
+#[test]
+fn lane_search_holds_at_most_inflight_selections() {
+    let g = game("breakthrough.kif");
+    for (inflight, threads, mode) in [(4, 1, Mode::Pipeline), (1, 2, Mode::Pipeline), (128, 1, Mode::Pipeline)] {
+        let mut m = hybrid(&g);
+        let s0 = m.initial_state().unwrap();
+        let cfg = Config { lanes: true, inflight, ..config(threads, mode, 20_000) };
+        let mut search = Search::new(m, s0, cfg).unwrap();
+        for _ in 0..2 {
+            let stats = search.run(Instant::now() + Duration::from_millis(60)).unwrap();
+            assert!(stats.iterations > 0 && stats.rollouts > 0, "inflight {inflight}: {stats:?}");
+            assert!(stats.peak_inflight <= inflight, "inflight {inflight}: {stats:?}");
+            if inflight == 128 {
+                assert!(stats.peak_inflight > 4, "the lanes hold many selections: {stats:?}");
+            } else {
+                assert!(stats.peak_inflight >= 1, "{stats:?}");
+            }
+            search.graph.check_visits().unwrap_or_else(|e| panic!("inflight {inflight}: {e}"));
+        }
+    }
+}
+
 /// Root parallelisation keeps every thread's graph between runs and moves
 /// each one's root with the game: the trees carry over from turn to turn
 /// (`auto` picks it for lane-parallel search with several threads).

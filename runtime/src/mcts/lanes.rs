@@ -146,6 +146,12 @@ where
     pub(super) iterations: u64,
     pub(super) rollouts: u64,
     value: SmallVec<[f64; 4]>,
+    /// This thread's lanes that may hold a selection at once
+    /// ([`super::Config::inflight`]); the others idle.
+    inflight: usize,
+    /// This thread's lanes holding one now, and the most at once.
+    active: usize,
+    peak: usize,
 }
 
 impl<'a, 'q, M: Simulator> TreeSource<'a, 'q, M>
@@ -159,6 +165,7 @@ where
         remote: Option<Remote<'q, M::State>>,
         deadline: Instant,
         interrupt: &'a super::Interrupt<'a>,
+        inflight: usize,
     ) -> Self {
         TreeSource {
             graph,
@@ -172,7 +179,15 @@ where
             iterations: 0,
             rollouts: 0,
             value: SmallVec::new(),
+            inflight: inflight.clamp(1, LANES),
+            active: 0,
+            peak: 0,
         }
+    }
+
+    /// The most selections this thread's lanes held at once.
+    pub(super) fn peak_inflight(&self) -> usize {
+        self.peak
     }
 
     /// Selects until slot `k` holds a leaf to roll out (or a child to
@@ -257,6 +272,9 @@ where
         slot.played.clear();
         slot.state = None;
         self.rollouts += 1;
+        if k < LANES {
+            self.active = self.active.saturating_sub(1);
+        }
     }
 
     /// Takes in the rollout threads' replies and, unless the search is
@@ -345,8 +363,14 @@ where
 {
     fn next_start(&mut self, lane: usize) -> Refill<'_> {
         self.service();
+        if self.active >= self.inflight {
+            return Refill::Later;
+        }
         match self.select(lane) {
-            Selected::Leaf => {}
+            Selected::Leaf => {
+                self.active += 1;
+                self.peak = self.peak.max(self.active);
+            }
             Selected::Later => return Refill::Later,
             Selected::Over => return Refill::Stop,
         }

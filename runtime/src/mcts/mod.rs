@@ -87,6 +87,10 @@ pub struct Config {
     /// plays one rollout from a different leaf (where the machine has lane
     /// code; else rollouts run one at a time).
     pub lanes: bool,
+    /// With `lanes`: how many of a thread's lanes hold a selection at
+    /// once (1..=128; the others idle). Fewer selections in flight means
+    /// fewer virtual visits distorting the tree, and fewer rollouts.
+    pub inflight: usize,
     /// Win-first lanes (with `lanes`): the inputs that win at once (the
     /// analysis's `winning` moves), played wherever one is legal
     /// (`lanes::Lanes::set_win_first`). Lane rollouts never run
@@ -161,6 +165,7 @@ impl Default for Config {
             greedy_moves: None,
             batch: false,
             lanes: false,
+            inflight: LANES,
             win_first: None,
             safe_first: false,
             decisive: false,
@@ -216,6 +221,9 @@ pub struct Stats {
     /// The visit of a move at which its child joins the graph
     /// ([`Graph::expand_after`]: 1 where heuristics start new nodes).
     pub expand_after: u32,
+    /// Lane-parallel search: the most selections the search thread's
+    /// lanes held at once ([`Config::inflight`] bounds it; 0 elsewhere).
+    pub peak_inflight: usize,
 }
 
 impl Stats {
@@ -501,7 +509,7 @@ where
                 })
                 .collect();
             let remote = (n > 0).then(|| lanes::Remote::new(requests, replies, target));
-            let mut source = lanes::TreeSource::new(graph, machine, remote, deadline, interrupt);
+            let mut source = lanes::TreeSource::new(graph, machine, remote, deadline, interrupt, config.inflight);
             let streamed = runner.stream(&mut source, seed, crate::playout::MAX_PLAYOUT_STEPS as u32);
             source.drain(stop, Duration::from_secs(1));
             // Release: see `drain`; set here too when there is no remote.
@@ -513,10 +521,10 @@ where
                     Err(_) => Some(MachineError::ThreadPanicked { what: "rollout" }),
                 })
                 .collect();
-            (streamed, (source.iterations, source.rollouts, source.error.take()), errors)
+            (streamed, (source.iterations, source.rollouts, source.error.take(), source.peak_inflight()), errors)
         });
         streamed?;
-        let (iterations, rollouts, error) = counts;
+        let (iterations, rollouts, error, peak_inflight) = counts;
         if let Some(e) = error.or(worker_errors.into_iter().next()) {
             return Err(e);
         }
@@ -531,6 +539,7 @@ where
             per_request: 1,
             rollout_policy: "",
             expand_after: 1,
+            peak_inflight,
         })
     }
 

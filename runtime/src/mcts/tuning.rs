@@ -97,6 +97,9 @@ pub struct Tuning {
     /// ([`Config::drop_lost`]). auto: on where the analysis found material
     /// (where it was measured, with the two settings above).
     pub drop_lost: Switch,
+    /// `inflight=N`: lanes holding a selection at once, per search thread
+    /// ([`Config::inflight`]; default all 128).
+    pub inflight: Option<usize>,
 }
 
 impl Default for Tuning {
@@ -119,6 +122,7 @@ impl Default for Tuning {
             local_material: None,
             material_backup: Switch::Auto,
             drop_lost: Switch::Auto,
+            inflight: None,
         }
     }
 }
@@ -166,12 +170,15 @@ impl std::str::FromStr for Tuning {
                 }
                 "material-backup" => t.material_backup = Switch::parse(v).map_err(bad)?,
                 "drop-lost" => t.drop_lost = Switch::parse(v).map_err(bad)?,
+                "inflight" => {
+                    t.inflight = Some(within(v, 1..=crate::lanes::LANES, "a count of lanes from 1 to 128").map_err(bad)?)
+                }
                 "exploration" => {
                     t.exploration = Some(within(v, 0.0..=10.0, "a constant from 0 to 10").map_err(bad)?)
                 }
                 _ => {
                     return Err(format!(
-                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, decisive, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave, normalize, material-ref, material-backup, drop-lost)"
+                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, decisive, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave, normalize, material-ref, material-backup, drop-lost, inflight)"
                     ))
                 }
             }
@@ -230,6 +237,7 @@ impl Tuning {
         c.local_material = self.local_material.unwrap_or(true);
         c.material_backup = self.material_backup.or(true);
         c.drop_lost = self.drop_lost.or(material);
+        c.inflight = self.inflight.unwrap_or(crate::lanes::LANES);
         if factored {
             c.factors = a.factors.iter().map(|f| f.moves.clone()).collect();
         }
@@ -313,6 +321,21 @@ mod tests {
         assert_eq!(config("material=off", &with), (false, true, true, false));
         assert!(!config("", &Analysis::default()).3);
         assert!(config("drop-lost=on", &Analysis::default()).3);
+    }
+
+    /// `inflight` sets how many lanes hold a selection, 1 to 128; all by
+    /// default.
+    #[test]
+    fn inflight_from_one_to_all_lanes() {
+        let inflight = |t: &str| {
+            let mut c = Config::default();
+            t.parse::<Tuning>().unwrap().configure(&mut c, &Analysis::default(), true, false);
+            c.inflight
+        };
+        assert_eq!(inflight(""), crate::lanes::LANES);
+        assert_eq!(inflight("inflight=16"), 16);
+        assert!("inflight=0".parse::<Tuning>().is_err());
+        assert!("inflight=129".parse::<Tuning>().is_err());
     }
 
     /// The analysis scales the exploration constant unless the command
