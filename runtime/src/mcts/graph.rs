@@ -21,6 +21,9 @@ use hashbrown::HashTable;
 use smallvec::SmallVec;
 use std::sync::Arc;
 
+/// [`Node::proof`] of a node not solved from its children.
+const NO_PROOF: u16 = u16::MAX;
+
 /// A reference to a node that knows which life of the slot it means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NodeRef {
@@ -132,6 +135,13 @@ pub(crate) struct Node<S, Mv> {
     solved: bool,
     /// Goals (0..1) of a terminal or solved node.
     value: SmallVec<[f64; 4]>,
+    /// A node solved from its children: the chooser's move to the child
+    /// that decided it ([`NO_PROOF`] otherwise). Kept here because that
+    /// child, a leaf never visited again, is the first a full pool
+    /// recycles: without the move the root's best would fall back on the
+    /// most visited move, which need not win (a proven pentago win was
+    /// lost that way).
+    proof: u16,
     expanded: bool,
     /// Every role's moves, role after role: role `r`'s are
     /// `edges[ends[r - 1]..ends[r]]` (one allocation for them all).
@@ -183,6 +193,7 @@ impl<S, Mv> Node<S, Mv> {
             terminal: false,
             solved: false,
             value: SmallVec::new(),
+            proof: NO_PROOF,
             expanded: false,
             edges: Vec::new(),
             ends: SmallVec::new(),
@@ -282,6 +293,7 @@ impl<S, Mv> Node<S, Mv> {
         self.terminal = false;
         self.solved = false;
         self.value.clear();
+        self.proof = NO_PROOF;
         self.expanded = false;
         self.edges.clear();
         self.ends.clear();
@@ -1601,7 +1613,7 @@ where
         let Some(chooser) = n.chooser(self.roles) else { return false };
         // The best solved child (its value for the chooser and where it
         // is), whether every child is solved, and the moves that lose.
-        let mut best: Option<(f64, NodeRef)> = None;
+        let mut best: Option<(f64, NodeRef, u16)> = None;
         let mut all = true;
         let mut lost: SmallVec<[u16; 8]> = SmallVec::new();
         let mut moves: SmallVec<[u16; 4]> = SmallVec::from_elem(0, self.roles);
@@ -1611,8 +1623,8 @@ where
             match solved {
                 Some((at, c)) => {
                     let v = c.value.get(chooser).copied().unwrap_or(0.0);
-                    if best.is_none_or(|(b, _)| v > b) {
-                        best = Some((v, at));
+                    if best.is_none_or(|(b, _, _)| v > b) {
+                        best = Some((v, at, i as u16));
                     }
                     if v <= 0.0 && !n.role(chooser)[i].lost {
                         lost.push(i as u16);
@@ -1622,7 +1634,7 @@ where
             }
         }
         let done = match best {
-            Some((b, _)) if b >= self.goal_max[chooser] - 1e-9 => true,
+            Some((b, _, _)) if b >= self.goal_max[chooser] - 1e-9 => true,
             Some(_) => all,
             None => false,
         };
@@ -1635,10 +1647,11 @@ where
             }
             return false;
         }
-        let value = best.and_then(|(_, at)| self.get(at)).map(|c| c.value.clone()).unwrap_or_default();
+        let value = best.and_then(|(_, at, _)| self.get(at)).map(|c| c.value.clone()).unwrap_or_default();
         let n = &mut self.nodes[r.idx as usize];
         n.solved = true;
         n.value = value;
+        n.proof = best.map_or(NO_PROOF, |(_, _, i)| i);
         if self.minimax_on() {
             let v = self.nodes[r.idx as usize].value.first().copied();
             self.nodes[r.idx as usize].share = v.map_or(f32::NAN, |v| (3.0 * (2.0 * v - 1.0)) as f32);
@@ -1654,6 +1667,11 @@ where
             return None;
         }
         let edges = n.role(role);
+        if n.solved && n.chooser(self.roles) == Some(role) {
+            if let Some(e) = edges.get(n.proof as usize) {
+                return Some((e.mv, n.value.get(role).copied().unwrap_or(0.0), e.visits));
+            }
+        }
         if n.solved {
             // The chooser's best solved child; others: any move.
             let mut moves: SmallVec<[u16; 4]> = SmallVec::from_elem(0, self.roles);
@@ -1727,6 +1745,58 @@ fn exchange_value(mats: &[(f32, f32)], j: usize) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::exchange_value;
+
+    /// A root solved from a terminal child keeps its winning move after a
+    /// full pool recycles that child (which nothing visits again).
+    #[test]
+    fn a_solved_root_keeps_its_move_when_the_proof_is_recycled() {
+        use super::{Graph, Leaf};
+        use crate::machine::StateMachine;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../games/tictactoe.kif");
+        let game = std::sync::Arc::new(propel_compiler::load_file(&root).expect("tictactoe"));
+        let mut m = crate::build::prepare(&game, &crate::build::BuildOptions::default()).expect("built").propnet();
+        // x has (1 1) and (1 2), o (2 1) and (2 2): x wins with (1 3).
+        let mut s = m.initial_state().unwrap();
+        let mut legal = Vec::new();
+        for turn in [["(mark 1 1)", "noop"], ["noop", "(mark 2 1)"], ["(mark 1 2)", "noop"], ["noop", "(mark 2 2)"]] {
+            let mut joint = Vec::new();
+            for (r, want) in turn.iter().enumerate() {
+                m.legal_moves(&s, r, &mut legal).unwrap();
+                joint.push(*legal.iter().find(|&&l| m.move_kif(l) == *want).unwrap());
+            }
+            s = m.next_state(&s, &joint).unwrap();
+        }
+        let mut graph = Graph::new(&mut m, s, 100, 0.7, 3).unwrap();
+        graph.set_expand_terminal(true);
+        let mut path = Vec::new();
+        match graph.select(&mut m, &mut path).unwrap() {
+            Leaf::Known(v) => graph.backprop_known(&path, &v),
+            Leaf::Rollout(_) => graph.backprop(&path, &[0.0, 0.0]),
+            Leaf::Expand { .. } => unreachable!("an eager selection computes its child"),
+        }
+        assert_eq!(graph.root_solved().as_deref(), Some(&[1.0, 0.0][..]));
+        let n = graph.get(graph.root).unwrap();
+        let win = n.role(0)[n.proof as usize].child;
+        assert!(graph.get(win).is_some_and(|c| c.terminal));
+        // The other moves searched more before the win was found (as in a
+        // real search), so the most visited move is not the win.
+        let (proof, r) = (n.proof as usize, graph.root.idx as usize);
+        for i in 0..graph.nodes[r].moves(0) {
+            if i != proof {
+                graph.nodes[r].edge_mut(0, i).unwrap().visits = 10;
+            }
+        }
+        // Every node but the root recycled, as a full pool would.
+        for i in 0..graph.nodes.len() as u32 {
+            if i != graph.root.idx {
+                graph.kill(i);
+            }
+        }
+        assert!(graph.get(win).is_none());
+        let (mv, value, _) = graph.best(0).unwrap();
+        assert_eq!(m.move_kif(mv), "(mark 1 3)");
+        assert_eq!(value, 1.0);
+    }
 
     #[test]
     fn an_exchange_is_valued_where_it_ends() {
