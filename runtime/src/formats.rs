@@ -122,6 +122,10 @@ pub struct PlayoutsReport {
 }
 
 /// `propel search --json`.
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SearchReport {
     pub game: String,
@@ -151,6 +155,10 @@ pub struct SearchReport {
     pub search_busy: f64,
     pub rollout_idle: f64,
     pub rollouts_per_request: u32,
+    /// Lane-parallel search: the most selections the search thread's
+    /// lanes held at once (0 elsewhere).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub peak_inflight: usize,
     pub role: String,
     #[serde(rename = "move")]
     pub best_move: Option<String>,
@@ -328,6 +336,7 @@ mod tests {
             search_busy: 0.5,
             rollout_idle: 0.25,
             rollouts_per_request: 1,
+            peak_inflight: 0,
             role: "x".into(),
             best_move: Some("(mark 1 1)".into()),
             value: Some(50.0),
@@ -345,6 +354,11 @@ mod tests {
         round_trip(
             &s,
             r#"{"game":"g.kif","machine":"propnet","machine_chosen":"propnet","machine_reason":"","lanes":false,"rollout_policy":"uniform","expand_after":1,"mode":"pipeline","threads":2,"seconds":1.0,"iterations":5,"iterations_per_s":5.0,"rollouts":5,"rollouts_per_s":5.0,"nodes":6,"pool":100,"search_busy":0.5,"rollout_idle":0.25,"rollouts_per_request":1,"role":"x","move":"(mark 1 1)","value":50.0,"visits":3,"root_moves":[{"move":"(mark 1 1)","visits":3,"value":50.0,"lost":false}]}"#,
+        );
+        let s = SearchReport { peak_inflight: 128, root_moves: Vec::new(), ..s };
+        round_trip(
+            &s,
+            r#"{"game":"g.kif","machine":"propnet","machine_chosen":"propnet","machine_reason":"","lanes":false,"rollout_policy":"uniform","expand_after":1,"mode":"pipeline","threads":2,"seconds":1.0,"iterations":5,"iterations_per_s":5.0,"rollouts":5,"rollouts_per_s":5.0,"nodes":6,"pool":100,"search_busy":0.5,"rollout_idle":0.25,"rollouts_per_request":1,"peak_inflight":128,"role":"x","move":"(mark 1 1)","value":50.0,"visits":3}"#,
         );
     }
 }

@@ -255,6 +255,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 search_busy: s.search_busy,
                 rollout_idle: s.rollout_idle,
                 rollouts_per_request: s.per_request,
+                peak_inflight: s.peak_inflight,
                 role: out.role.clone(),
                 best_move: out.best.as_ref().map(|b| b.0.clone()),
                 value: out.best.as_ref().map(|b| b.1),
@@ -272,6 +273,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
         println!("children join:   at visit {} of their move", s.expand_after);
         println!("search busy:     {:.1}%", 100.0 * s.search_busy);
         println!("rollout idle:    {:.1}%", 100.0 * s.rollout_idle);
+        if s.peak_inflight > 0 {
+            println!("lanes in flight: at most {} selections at once", s.peak_inflight);
+        }
         match &out.best {
             Some((mv, v, n)) => println!("best move of {}: {mv} (value {v:.1}, {n} visits)", out.role),
             None => println!("no move (the state is terminal)"),
