@@ -1659,34 +1659,40 @@ where
         true
     }
 
-    /// At the root, `role`'s move to play: the solved best if the root is
-    /// solved, else the most visited. With its mean value (0..1) and visits.
+    /// At the root, `role`'s move to play: where the root is solved, the
+    /// move that proved it (the most visited where it is a proven loss),
+    /// else the most visited. With its value (0..1: the proven one, or the
+    /// move's mean) and visits.
     pub fn best(&self, role: usize) -> Option<(M::Move, f64, u32)> {
         let n = self.get(self.root)?;
         if role >= n.ends.len() {
             return None;
         }
         let edges = n.role(role);
-        if n.solved && n.chooser(self.roles) == Some(role) {
-            if let Some(e) = edges.get(n.proof as usize) {
-                return Some((e.mv, n.value.get(role).copied().unwrap_or(0.0), e.visits));
+        let proven = n.solved.then(|| n.value.get(role).copied().unwrap_or(0.0));
+        // A proven loss: every move loses against best play, so play the
+        // one the search believed in longest (the most visited), not the
+        // first, which may lose at once against a fallible opponent.
+        if let Some(v) = proven.filter(|&v| v > 0.0) {
+            if n.chooser(self.roles) == Some(role) {
+                if let Some(e) = edges.get(n.proof as usize) {
+                    return Some((e.mv, v, e.visits));
+                }
             }
-        }
-        if n.solved {
             // The chooser's best solved child; others: any move.
             let mut moves: SmallVec<[u16; 4]> = SmallVec::from_elem(0, self.roles);
             for (i, e) in edges.iter().enumerate() {
                 moves[role] = i as u16;
                 if let Some(c) = self.child(n, &moves).and_then(|c| self.get(c)) {
                     if c.solved && c.value.get(role) == n.value.get(role) {
-                        return Some((e.mv, n.value[role], e.visits));
+                        return Some((e.mv, v, e.visits));
                     }
                 }
             }
         }
         let e = &edges[move_to_play(edges.len(), |i| edges[i].visits, |i| edges[i].lost)?];
         let mean = if e.visits > 0 { e.sum / e.visits as f64 } else { 0.0 };
-        Some((e.mv, mean, e.visits))
+        Some((e.mv, proven.unwrap_or(mean), e.visits))
     }
 
     /// The root's move statistics of `role` (for merging root-parallel graphs).
@@ -1746,19 +1752,18 @@ fn exchange_value(mats: &[(f32, f32)], j: usize) -> Option<f64> {
 mod tests {
     use super::exchange_value;
 
-    /// A root solved from a terminal child keeps its winning move after a
-    /// full pool recycles that child (which nothing visits again).
-    #[test]
-    fn a_solved_root_keeps_its_move_when_the_proof_is_recycled() {
-        use super::{Graph, Leaf};
-        use crate::machine::StateMachine;
+    use super::{Graph, Leaf};
+    use crate::machine::StateMachine;
+    use crate::propnet::PropnetMachine;
+
+    /// The bundled tic-tac-toe after these turns (one move per role).
+    fn tictactoe(turns: &[[&str; 2]]) -> (PropnetMachine, crate::propnet::NetState) {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../games/tictactoe.kif");
         let game = std::sync::Arc::new(propel_compiler::load_file(&root).expect("tictactoe"));
         let mut m = crate::build::prepare(&game, &crate::build::BuildOptions::default()).expect("built").propnet();
-        // x has (1 1) and (1 2), o (2 1) and (2 2): x wins with (1 3).
         let mut s = m.initial_state().unwrap();
         let mut legal = Vec::new();
-        for turn in [["(mark 1 1)", "noop"], ["noop", "(mark 2 1)"], ["(mark 1 2)", "noop"], ["noop", "(mark 2 2)"]] {
+        for turn in turns {
             let mut joint = Vec::new();
             for (r, want) in turn.iter().enumerate() {
                 m.legal_moves(&s, r, &mut legal).unwrap();
@@ -1766,14 +1771,40 @@ mod tests {
             }
             s = m.next_state(&s, &joint).unwrap();
         }
-        let mut graph = Graph::new(&mut m, s, 100, 0.7, 3).unwrap();
+        (m, s)
+    }
+
+    /// Eager iterations (terminal children made on expansion, rollouts
+    /// valued as draws) until the root is solved.
+    fn solve_root(m: &mut PropnetMachine, graph: &mut Graph<PropnetMachine>) {
         graph.set_expand_terminal(true);
         let mut path = Vec::new();
-        match graph.select(&mut m, &mut path).unwrap() {
-            Leaf::Known(v) => graph.backprop_known(&path, &v),
-            Leaf::Rollout(_) => graph.backprop(&path, &[0.0, 0.0]),
-            Leaf::Expand { .. } => unreachable!("an eager selection computes its child"),
+        for _ in 0..10_000 {
+            match graph.select(m, &mut path).unwrap() {
+                Leaf::Known(v) => graph.backprop_known(&path, &v),
+                Leaf::Rollout(_) => graph.backprop(&path, &[0.5, 0.5]),
+                Leaf::Expand { .. } => unreachable!("an eager selection computes its child"),
+            }
+            if graph.is_root_solved() {
+                return;
+            }
         }
+        panic!("not solved in 10,000 iterations");
+    }
+
+    /// A root solved from a terminal child keeps its winning move after a
+    /// full pool recycles that child (which nothing visits again).
+    #[test]
+    fn a_solved_root_keeps_its_move_when_the_proof_is_recycled() {
+        // x has (1 1) and (1 2), o (2 1) and (2 2): x wins with (1 3).
+        let (mut m, s) = tictactoe(&[
+            ["(mark 1 1)", "noop"],
+            ["noop", "(mark 2 1)"],
+            ["(mark 1 2)", "noop"],
+            ["noop", "(mark 2 2)"],
+        ]);
+        let mut graph = Graph::new(&mut m, s, 100, 0.7, 3).unwrap();
+        solve_root(&mut m, &mut graph);
         assert_eq!(graph.root_solved().as_deref(), Some(&[1.0, 0.0][..]));
         let n = graph.get(graph.root).unwrap();
         let win = n.role(0)[n.proof as usize].child;
@@ -1796,6 +1827,35 @@ mod tests {
         let (mv, value, _) = graph.best(0).unwrap();
         assert_eq!(m.move_kif(mv), "(mark 1 3)");
         assert_eq!(value, 1.0);
+    }
+
+    /// Where every move loses against best play (a proven loss), the root
+    /// plays the move the search visited most, not the first legal one.
+    #[test]
+    fn a_proven_loss_plays_the_most_visited_move() {
+        // x has (1 1), (1 2) and (2 2), o (3 1) and (1 3): o to move cannot
+        // stop both (3 2) and (3 3).
+        let (mut m, s) = tictactoe(&[
+            ["(mark 1 1)", "noop"],
+            ["noop", "(mark 3 1)"],
+            ["(mark 1 2)", "noop"],
+            ["noop", "(mark 1 3)"],
+            ["(mark 2 2)", "noop"],
+        ]);
+        let mut graph = Graph::new(&mut m, s, 1000, 0.7, 3).unwrap();
+        solve_root(&mut m, &mut graph);
+        assert_eq!(graph.root_solved().as_deref(), Some(&[1.0, 0.0][..]));
+        let r = graph.root.idx as usize;
+        let moves = graph.nodes[r].moves(1);
+        assert!(moves > 1);
+        for i in 0..moves {
+            graph.nodes[r].edge_mut(1, i).unwrap().visits = if i == moves - 1 { 50 } else { 10 };
+        }
+        let (mv, value, visits) = graph.best(1).unwrap();
+        assert_eq!((value, visits), (0.0, 50));
+        assert_eq!(mv, graph.nodes[r].role(1)[moves - 1].mv);
+        // The other role's one move carries the proven win.
+        assert_eq!(graph.best(0).unwrap().1, 1.0);
     }
 
     #[test]
