@@ -121,11 +121,11 @@ pub struct PlayoutsReport {
     pub avg_length: f64,
 }
 
-/// `propel search --json`.
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+/// `propel search --json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SearchReport {
     pub game: String,
