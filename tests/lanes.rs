@@ -329,6 +329,79 @@ fn decisive_lanes_match_the_reference_evaluator_exactly() {
     }
 }
 
+/// A toy game for capture-first lanes: white plays `a`, `b` or `take`
+/// (which removes black's pawn), then black `wait`s or `pass`es and the
+/// game ends; white wins where the pawn is gone. No move wins at once, so
+/// only the capture preference changes white's share.
+fn capture_game() -> Arc<propel_compiler::Game> {
+    let text = "(role white) (role black) (init (control white)) (init (pawn black))
+         (<= (legal white a) (true (control white)))
+         (<= (legal white b) (true (control white)))
+         (<= (legal white take) (true (control white)))
+         (<= (legal black noop) (true (control white)))
+         (<= (legal white noop) (true (control black)))
+         (<= (legal black wait) (true (control black)))
+         (<= (legal black pass) (true (control black)))
+         (<= (next (pawn black)) (true (pawn black)) (not (does white take)))
+         (<= (next (control black)) (true (control white)))
+         (<= (next done) (true (control black)))
+         (<= terminal (true done))
+         (<= (goal white 100) (not (true (pawn black))))
+         (<= (goal black 0) (not (true (pawn black))))
+         (<= (goal white 0) (true (pawn black)))
+         (<= (goal black 100) (true (pawn black)))";
+    Arc::new(propel_compiler::validate::load("capture", text).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// White's share of wins over `n` lane playouts of [`capture_game`] with
+/// capture-first lanes at `chance` (`None`: uniform lanes), safe-first
+/// as `safe`; the generated code and the reference play the same games.
+fn capture_wins(chance: Option<f64>, safe: bool, n: usize) -> f64 {
+    let game = capture_game();
+    let p = prepare(&game, &BuildOptions::default()).unwrap();
+    let (mut m, _) = p.jit(&game.name).unwrap();
+    let code = m.code().clone();
+    let plan = code.lanes().expect("lane code");
+    let names = code.base_names();
+    let pawn: Vec<(u32, f64)> =
+        (0..names.len() as u32).filter(|&b| names[b as usize].contains("pawn")).map(|b| (b, 1.0)).collect();
+    assert_eq!(pawn.len(), 1, "the pawn's base: {names:?}");
+    let material = Material { pieces: vec![Vec::new(), pawn], names: vec![Vec::new(), Vec::new()], weight: 1 };
+    let capture = chance.map(|c| (c, &material));
+    let s0 = m.initial_state().unwrap();
+    m.set_capture_first(capture);
+    m.set_safe_first(safe);
+    let (mut goals, mut lengths) = (Vec::new(), Vec::new());
+    m.lane_playouts(&s0, n, 11, 1000, &mut goals, &mut lengths).unwrap();
+    let mut lanes = Lanes::new(plan);
+    lanes.set_capture_first(plan, capture);
+    lanes.set_safe_first(safe);
+    assert_eq!(lanes.capture_first(), chance);
+    assert_eq!(lanes.decisive(), chance.is_some(), "capture-first turns the look-ahead on");
+    let mut reference = Reference::new(p.lane_net(), p.goal_net(), plan);
+    let (mut g2, mut l2) = (vec![0; n * 2], vec![0; n]);
+    lanes.run(plan, &mut reference, code.role_range(), |_| s0.bits(), n, 11, 1000, &mut g2, &mut l2).unwrap();
+    assert_eq!((&goals, &lengths), (&g2, &l2), "generated code and reference differ");
+    assert!(lengths.iter().all(|&l| l == 2), "lengths {lengths:?}");
+    goals.chunks(2).filter(|g| g[0] == 100).count() as f64 / n as f64
+}
+
+/// Capture-first lanes take the pawn wherever they may, with the chance
+/// given: always at 1, in about half the lanes and a third of the rest at
+/// 0.5 (two thirds in all), against a third with uniform moves. Black,
+/// which has nothing to take, draws uniformly as before.
+#[test]
+fn capture_first_lanes_take_a_piece_with_their_chance() {
+    let uniform = capture_wins(None, false, 600);
+    assert!((0.25..0.42).contains(&uniform), "uniform: white wins {uniform} (about a third)");
+    assert_eq!(capture_wins(Some(1.0), false, 600), 1.0, "always take");
+    assert_eq!(capture_wins(Some(1.0), true, 300), 1.0, "always take, with safe-first");
+    let half = capture_wins(Some(0.5), false, 600);
+    assert!((0.58..0.75).contains(&half), "chance 0.5: white wins {half} (about two thirds)");
+    let never = capture_wins(Some(0.0), false, 600);
+    assert!((0.25..0.42).contains(&never), "chance 0: white wins {never} (about a third)");
+}
+
 /// Material for the bundled breakthrough: one point per pawn of each side.
 fn pawns(m: &NativeMachine) -> Material {
     let side = |colour: &str| -> Vec<(u32, f64)> {

@@ -254,6 +254,8 @@ fn search_with_the_analysis_searches_as_the_player() {
     assert_eq!(v["expand_after"], 1, "{v}");
     let v = run(&["--search", "cutoff=12"]);
     assert_eq!(v["rollout_policy"].as_str(), Some("win-first lanes, cut by material"), "{v}");
+    let v = run(&["--search", "capture=0.8"]);
+    assert_eq!(v["rollout_policy"].as_str(), Some("decisive safe-first capture-first lanes"), "{v}");
     let v = run(&["--search", "material=off,greedy=off"]);
     assert_eq!(v["rollout_policy"].as_str(), Some("lanes"), "{v}");
     assert_eq!(v["expand_after"], 3, "{v}");

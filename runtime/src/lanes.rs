@@ -36,6 +36,13 @@
 //! of one evaluation of the network per step for each move of the lane
 //! with the most moves (each lane tries its first untried move in each
 //! round; Teytaud and Teytaud's decisive moves).
+//!
+//! Capture-first lanes ([`Lanes::set_capture_first`], on decisive lanes):
+//! the same look-ahead also notes the moves after which another role has
+//! fewer of its pieces (the analysis's material), and a lane with no win
+//! but such a capture legal plays one, drawn uniformly, with a given
+//! chance; the capture-biased playouts of Lorentz and Horey's
+//! breakthrough program.
 
 mod choose;
 
@@ -169,6 +176,8 @@ pub struct Lanes {
     moves: Option<MoveLog>,
     /// Decisive lanes' look-ahead ([`Lanes::set_decisive`]).
     decisive: Option<Box<Decisive>>,
+    /// The capture candidates of capture-first lanes.
+    cap_cands: choose::Candidates,
 }
 
 /// What decisive lanes keep for their one-ply look-ahead.
@@ -194,6 +203,25 @@ struct Decisive {
     owns: Vec<(u32, Word)>,
     left: Vec<(u32, Word)>,
     round: Vec<(u32, Word)>,
+    /// Capture-first lanes ([`Lanes::set_capture_first`]).
+    capture: Option<Capture>,
+}
+
+/// What capture-first lanes keep: per role, the other roles' pieces,
+/// and at each step the moves that take one.
+#[derive(Clone, Debug)]
+struct Capture {
+    /// The chance that a lane with a capture legal (and no win) plays one.
+    chance: f64,
+    /// Per role, the lane words of the other roles' pieces.
+    foes: Vec<Vec<u32>>,
+    /// Per role, this step's lanes where it chooses.
+    choosers: Vec<(usize, Word)>,
+    /// At an input's legal word, the lanes where it takes a piece (only
+    /// at the words of `caps`; zero elsewhere).
+    masks: Vec<Word>,
+    /// This step's inputs that take a piece in some lane, ascending.
+    caps: Vec<u32>,
 }
 
 impl Decisive {
@@ -217,6 +245,7 @@ impl Decisive {
             owns: Vec::new(),
             left: Vec::new(),
             round: Vec::new(),
+            capture: None,
         }
     }
 }
@@ -342,6 +371,7 @@ impl Lanes {
             cutoff: None,
             moves: None,
             decisive: None,
+            cap_cands: Default::default(),
         }
     }
 
@@ -356,6 +386,46 @@ impl Lanes {
     /// Whether decisive move choice is on.
     pub fn decisive(&self) -> bool {
         self.decisive.is_some()
+    }
+
+    /// Capture-first move choice (see the module comment): with
+    /// `Some((chance, material))`, a lane whose role to move has no win
+    /// but a move after which another role has fewer of its `material`
+    /// pieces plays one of those with probability `chance` (0..1), drawn
+    /// uniformly. It rides on the decisive look-ahead, which it turns on
+    /// (a later `set_decisive(false)` turns both off). `None`: off.
+    pub fn set_capture_first(&mut self, plan: &LanePlan, capture: Option<(f64, &Material)>) {
+        let Some((chance, material)) = capture else {
+            if let Some(d) = &mut self.decisive {
+                d.capture = None;
+            }
+            return;
+        };
+        let words: Vec<Vec<u32>> = material
+            .pieces
+            .iter()
+            .map(|ps| ps.iter().filter_map(|&(b, _)| plan.base.get(b as usize).copied()).collect())
+            .collect();
+        let foes = (0..words.len())
+            .map(|r| words.iter().enumerate().filter(|&(o, _)| o != r).flat_map(|(_, w)| w.iter().copied()).collect())
+            .collect();
+        if self.decisive.is_none() {
+            self.set_decisive(plan, true);
+        }
+        if let Some(d) = &mut self.decisive {
+            d.capture = Some(Capture {
+                chance: chance.clamp(0.0, 1.0),
+                foes,
+                choosers: Vec::new(),
+                masks: vec![0; plan.words as usize],
+                caps: Vec::new(),
+            });
+        }
+    }
+
+    /// The chance of capture-first move choice (`None`: off).
+    pub fn capture_first(&self) -> Option<f64> {
+        self.decisive.as_ref().and_then(|d| d.capture.as_ref()).map(|c| c.chance)
     }
 
     /// Records the inputs each lane plays, handed to the source as each
@@ -680,6 +750,13 @@ impl Lanes {
         }
         d.wins.clear();
         d.choice.clear();
+        if let Some(c) = &mut d.capture {
+            for &i in &c.caps {
+                c.masks[plan.legal[i as usize] as usize] = 0;
+            }
+            c.caps.clear();
+            c.choosers.clear();
+        }
         let (mut once, mut twice) = (0 as Word, 0 as Word);
         for &(lo, hi) in role_range {
             let (mut any, mut many) = (0 as Word, 0 as Word);
@@ -712,8 +789,18 @@ impl Lanes {
         d.owns.clear();
         for (r, &(lo, hi)) in role_range.iter().enumerate() {
             let own = single & d.choice[r];
-            let Some(goal) = d.win_goal.get(r).copied().flatten().filter(|_| own != 0) else { continue };
-            d.owns.push((goal, own));
+            if own == 0 {
+                continue;
+            }
+            let goal = d.win_goal.get(r).copied().flatten();
+            if let Some(goal) = goal {
+                d.owns.push((goal, own));
+            }
+            match &mut d.capture {
+                Some(c) if c.foes.get(r).is_some_and(|f| !f.is_empty()) => c.choosers.push((r, own)),
+                _ if goal.is_none() => continue,
+                _ => {}
+            }
             for i in lo as usize..hi as usize {
                 let lanes = words[plan.legal[i] as usize] & own;
                 if lanes != 0 {
@@ -740,6 +827,27 @@ impl Lanes {
             d.left.retain(|&(_, l)| l != 0);
             eval.next(&mut d.probe);
             advance_words(&mut d.probe, &mut d.next, direct, aliased, 0);
+            if let Some(c) = &mut d.capture {
+                // A piece of another role there before the move and
+                // gone after it.
+                let mut took = 0 as Word;
+                for &(r, own) in &c.choosers {
+                    let gone = c.foes[r].iter().fold(0 as Word, |x, &w| x | (d.base[w as usize] & !d.probe[w as usize]));
+                    took |= gone & own;
+                }
+                took &= !unpicked;
+                if took != 0 {
+                    for &(i, p) in &d.round {
+                        let at = plan.legal[i as usize] as usize;
+                        if p & took != 0 {
+                            if c.masks[at] == 0 {
+                                c.caps.push(i);
+                            }
+                            c.masks[at] |= p & took;
+                        }
+                    }
+                }
+            }
             eval.state(&mut d.probe);
             let ended = d.probe[plan.terminal as usize] & !unpicked;
             if ended == 0 {
@@ -763,6 +871,9 @@ impl Lanes {
             }
         }
         d.wins.sort_unstable();
+        if let Some(c) = &mut d.capture {
+            c.caps.sort_unstable();
+        }
     }
 
     /// Safe-first: the lanes of `candidates` (they chose their last move
@@ -1013,10 +1124,25 @@ impl Lanes {
             safe,
             safe_state,
             decisive,
+            cap_cands,
             ..
         } = self;
         if live == 0 {
             return Ok(());
+        }
+        // Capture-first: the lanes without a win but with a capture
+        // legal (not one safe-first took back: the masks were found
+        // before), each kept with the chance set.
+        let mut capturing = 0 as Word;
+        if let Some(c) = decisive.as_deref_mut().and_then(|d| d.capture.as_mut()) {
+            let lo = c.caps.partition_point(|&i| (i as usize) < inputs.start);
+            let hi = c.caps.partition_point(|&i| (i as usize) < inputs.end);
+            for &i in &c.caps[lo..hi] {
+                let at = plan.legal[i as usize] as usize;
+                c.masks[at] &= words[at];
+                capturing |= c.masks[at];
+            }
+            capturing &= live;
         }
         // Win-first: the lanes with a winning input legal (an OR of its
         // legal words; nothing at all when the set is empty). They draw
@@ -1037,7 +1163,17 @@ impl Lanes {
             wins = &win[lo..hi];
             winning = wins.iter().fold(0, |a, &i| a | words[plan.legal[i as usize] as usize]) & live;
         }
-        let rest = live & !winning;
+        capturing &= !winning;
+        if let Some(c) = decisive.as_deref().and_then(|d| d.capture.as_ref()).filter(|c| c.chance < 1.0) {
+            // 2^-24 steps are fine enough for a chance; one draw per lane.
+            let keep = (c.chance * (1u64 << 24) as f64) as usize;
+            each_lane(capturing, |l| {
+                if rng.below(1 << 24) >= keep {
+                    capturing &= !LANE_BIT[l];
+                }
+            });
+        }
+        let rest = live & !winning & !capturing;
         let first = inputs.start as u32;
         let run = plan.legal.get(inputs.start).filter(|_| *dense_legal);
         match run.and_then(|&at| words.get(at as usize..at as usize + inputs.len())) {
@@ -1050,7 +1186,7 @@ impl Lanes {
         each_lane(fresh, |l| {
             let moves = &mut fresh_moves[l * roles + role];
             moves.clear();
-            if winning >> l & 1 == 0 {
+            if (winning | capturing) >> l & 1 == 0 {
                 moves.extend(cands.of_lane(l));
             } else {
                 // Not among the candidates (a lane that expanded a
@@ -1062,10 +1198,18 @@ impl Lanes {
         if winning != 0 {
             win_cands.pick_out(wins, masks, &plan.legal, winning);
         }
+        if let Some(c) = decisive.as_deref().and_then(|d| d.capture.as_ref()).filter(|_| capturing != 0) {
+            let lo = c.caps.partition_point(|&i| (i as usize) < inputs.start);
+            let hi = c.caps.partition_point(|&i| (i as usize) < inputs.end);
+            cap_cands.pick_out(&c.caps[lo..hi], &c.masks, &plan.legal, capturing);
+        }
         let log = if *safe { Some(&mut safe_state.chosen) } else { None };
         let mut out = choose::Moves { words, played, at: &plan.input, log };
         if winning != 0 {
             choose::choose(win_cands, winning, rng, &mut out, scratch);
+        }
+        if capturing != 0 {
+            choose::choose(cap_cands, capturing, rng, &mut out, scratch);
         }
         if rest != 0 {
             choose::choose(cands, rest, rng, &mut out, scratch);

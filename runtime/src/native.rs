@@ -149,6 +149,9 @@ pub struct NativeMachine {
     safe_first: bool,
     /// Decisive lane playouts ([`Lanes::set_decisive`]).
     decisive: bool,
+    /// Capture-first lane playouts: the chance and the material
+    /// ([`Lanes::set_capture_first`]).
+    capture: Option<(f64, crate::heuristic::Material)>,
     /// Material-cutoff lane playouts: steps, material and the reference
     /// state's bits ([`NativeMachine::set_cutoff`]).
     cutoff: Option<(u32, crate::heuristic::Material, Vec<u64>)>,
@@ -192,6 +195,7 @@ impl Clone for NativeMachine {
         m.win_first = self.win_first.clone();
         m.safe_first = self.safe_first;
         m.decisive = self.decisive;
+        m.capture = self.capture.clone();
         m
     }
 }
@@ -223,6 +227,7 @@ impl NativeMachine {
             win_first: Vec::new(),
             safe_first: false,
             decisive: false,
+            capture: None,
             cutoff: None,
             goal_vals: Vec::new(),
             bits: Vec::new(),
@@ -446,6 +451,19 @@ impl LaneRunner {
         self.lanes.decisive()
     }
 
+    /// Capture-first move choice in this runner's lanes (see
+    /// [`Lanes::set_capture_first`]; turns decisive lanes on).
+    pub fn set_capture_first(&mut self, capture: Option<(f64, &crate::heuristic::Material)>) {
+        if let Some(plan) = self.code.lanes() {
+            self.lanes.set_capture_first(plan, capture);
+        }
+    }
+
+    /// The chance of capture-first move choice, where it is in use.
+    pub fn capture_first(&self) -> Option<f64> {
+        self.lanes.capture_first()
+    }
+
     /// Whether this runner's lanes tell their sources the moves each
     /// playout played ([`Lanes::set_record_moves`]).
     pub fn set_record_moves(&mut self, on: bool) {
@@ -519,6 +537,16 @@ impl NativeMachine {
         self.decisive = on;
         if let (Some(lanes), Some(plan)) = (self.lanes.as_mut(), self.code.lanes()) {
             lanes.set_decisive(plan, on);
+        }
+    }
+
+    /// Capture-first move choice in this machine's lane playouts (see
+    /// [`Lanes::set_capture_first`]); turns decisive lanes on.
+    pub fn set_capture_first(&mut self, capture: Option<(f64, &crate::heuristic::Material)>) {
+        self.capture = capture.map(|(p, m)| (p, m.clone()));
+        self.decisive |= self.capture.is_some();
+        if let (Some(lanes), Some(plan)) = (self.lanes.as_mut(), self.code.lanes()) {
+            lanes.set_capture_first(plan, capture);
         }
     }
 
@@ -606,12 +634,13 @@ impl NativeMachine {
         let code = self.code.clone();
         let plan = code.lanes().ok_or(MachineError::NoLaneCode)?;
         let (win_first, safe_first, cutoff) = (&self.win_first, self.safe_first, &self.cutoff);
-        let decisive = self.decisive;
+        let (decisive, capture) = (self.decisive, &self.capture);
         let lanes = self.lanes.get_or_insert_with(|| {
             let mut l = Lanes::new(plan);
             l.set_win_first(plan, win_first);
             l.set_safe_first(safe_first);
             l.set_decisive(plan, decisive);
+            l.set_capture_first(plan, capture.as_ref().map(|(p, m)| (*p, m)));
             apply_cutoff(&mut l, plan, cutoff);
             l
         });

@@ -1079,11 +1079,16 @@ fn spawn_builder(
                 // winning moves were found); else greedy rollouts run one
                 // leaf at a time, and one state at a time the interpreter
                 // is the faster machine on most games (docs/native.md).
-                let (greedy, win_first, safe, decisive, rave) = match &strategy {
-                    Strategy::Mcts(c) => {
-                        (c.greedy, c.win_first.as_ref().map_or(0, |w| w.len()), c.safe_first, c.decisive, c.rave)
-                    }
-                    _ => (false, 0, false, false, 0.0),
+                let (greedy, win_first, safe, decisive, rave, capture) = match &strategy {
+                    Strategy::Mcts(c) => (
+                        c.greedy,
+                        c.win_first.as_ref().map_or(0, |w| w.len()),
+                        c.safe_first,
+                        c.decisive,
+                        c.rave,
+                        c.capture,
+                    ),
+                    _ => (false, 0, false, false, 0.0, 0.0),
                 };
                 if cfg.lanes && (!greedy || win_first > 0 || decisive) && m.has_lanes() && wants(&MachineKind::Propnet)
                 {
@@ -1098,6 +1103,11 @@ fn spawn_builder(
                         (n, false) => format!("{lanes} lanes ({n} winning moves)"),
                     };
                     let rave = if rave > 0.0 { format!(", RAVE (bias {rave})") } else { String::new() };
+                    let rave = if capture > 0.0 {
+                        format!(", capture-first (a capture played with chance {capture}){rave}")
+                    } else {
+                        rave
+                    };
                     info!("plan: lane-parallel search, tree on the propnet, rollouts and expansions on the JIT's lanes: {policy}{rave}");
                     let mut lanes = strategy.clone();
                     if let Strategy::Mcts(c) = &mut lanes {

@@ -104,6 +104,10 @@ pub struct Config {
     /// one ply ahead and takes one that wins at once
     /// (`lanes::Lanes::set_decisive`); in place of win-first moves.
     pub decisive: bool,
+    /// Capture-first lanes (with `material`; turns `decisive` on): the
+    /// chance that a rollout step with a capture legal plays one
+    /// (`lanes::Lanes::set_capture_first`; 0: off).
+    pub capture: f64,
     /// Material-cutoff lane rollouts (with `material`): a rollout that has
     /// played this many steps without ending stops, valued by its
     /// material against the root's (`lanes::Lanes::set_cutoff`; 0: off).
@@ -169,6 +173,7 @@ impl Default for Config {
             win_first: None,
             safe_first: false,
             decisive: false,
+            capture: 0.0,
             cutoff: 0,
             heuristic: None,
             material: None,
@@ -295,6 +300,9 @@ where
         r.set_win_first(w);
     }
     r.set_decisive(config.decisive);
+    if let (Some(mat), true) = (&config.material, config.capture > 0.0) {
+        r.set_capture_first(Some((config.capture, mat)));
+    }
     r.set_safe_first(config.safe_first);
     if let (Some(mat), true) = (&config.material, config.cutoff > 0) {
         r.set_cutoff(Some((config.cutoff, mat)));
@@ -437,6 +445,12 @@ where
     /// `uniform`.
     pub fn rollout_policy(&self) -> &'static str {
         match &self.runner {
+            Some(r) if r.capture_first().is_some() => match (r.safe_first(), r.cutoff().is_some()) {
+                (true, false) => "decisive safe-first capture-first lanes",
+                (false, false) => "decisive capture-first lanes",
+                (true, true) => "decisive safe-first capture-first lanes, cut by material",
+                (false, true) => "decisive capture-first lanes, cut by material",
+            },
             Some(r) if r.cutoff().is_some() && r.decisive() && r.safe_first() => {
                 "decisive safe-first lanes, cut by material"
             }

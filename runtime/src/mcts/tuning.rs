@@ -100,6 +100,9 @@ pub struct Tuning {
     /// `inflight=N`: lanes holding a selection at once, per search thread
     /// ([`Config::inflight`]; default all 128).
     pub inflight: Option<usize>,
+    /// `capture=P`: where material is in play, capture-first lanes with
+    /// chance P on decisive safe-first lanes ([`Config::capture`]; 0: off).
+    pub capture: f64,
 }
 
 impl Default for Tuning {
@@ -123,6 +126,7 @@ impl Default for Tuning {
             material_backup: Switch::Auto,
             drop_lost: Switch::Auto,
             inflight: None,
+            capture: 0.0,
         }
     }
 }
@@ -158,6 +162,7 @@ impl std::str::FromStr for Tuning {
                 "mast" => t.mast = Some(within(v, 0.0..=1.0, "off or a share from 0 to 1").map_err(bad)?),
                 "minimax" => t.minimax = within(v, 0.0..=1.0, "a weight from 0 to 1").map_err(bad)?,
                 "cutoff" => t.cutoff = within(v, 0..=10_000, "a count of steps from 0 (off) to 10000").map_err(bad)?,
+                "capture" => t.capture = within(v, 0.0..=1.0, "a chance from 0 (off) to 1").map_err(bad)?,
                 "rave" => t.rave = within(v, 0.0..=1.0, "a bias from 0 (off) to 1").map_err(bad)?,
                 "normalize" => t.normalize = Switch::parse(v).map_err(bad)?,
                 "material-ref" => {
@@ -178,7 +183,7 @@ impl std::str::FromStr for Tuning {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, decisive, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave, normalize, material-ref, material-backup, drop-lost, inflight)"
+                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, decisive, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave, normalize, material-ref, material-backup, drop-lost, inflight, capture)"
                     ))
                 }
             }
@@ -227,6 +232,13 @@ impl Tuning {
         }
         c.minimax = self.minimax;
         c.cutoff = if c.material.is_some() { self.cutoff } else { 0 };
+        // Capture-first rides on the decisive look-ahead, with safe-first
+        // unless that is off.
+        c.capture = if c.material.is_some() { self.capture } else { 0.0 };
+        if c.capture > 0.0 {
+            c.decisive = true;
+            c.safe_first = self.safe_first.or(true);
+        }
         c.mast = self.mast;
         c.rave = self.rave;
         c.normalize = self.normalize.or(false);
