@@ -357,6 +357,12 @@ fn capture_game() -> Arc<propel_compiler::Game> {
 /// capture-first lanes at `chance` (`None`: uniform lanes), safe-first
 /// as `safe`; the generated code and the reference play the same games.
 fn capture_wins(chance: Option<f64>, safe: bool, n: usize) -> f64 {
+    capture_wins_with(chance, safe, false, n)
+}
+
+/// [`capture_wins`] on the reference's lanes only, finishing plainly
+/// after the run's stop where `plain`.
+fn capture_wins_with(chance: Option<f64>, safe: bool, plain: bool, n: usize) -> f64 {
     let game = capture_game();
     let p = prepare(&game, &BuildOptions::default()).unwrap();
     let (mut m, _) = p.jit(&game.name).unwrap();
@@ -376,14 +382,30 @@ fn capture_wins(chance: Option<f64>, safe: bool, n: usize) -> f64 {
     let mut lanes = Lanes::new(plan);
     lanes.set_capture_first(plan, capture);
     lanes.set_safe_first(safe);
+    lanes.set_plain_after_stop(plain);
     assert_eq!(lanes.capture_first(), chance);
     assert_eq!(lanes.decisive(), chance.is_some(), "capture-first turns the look-ahead on");
     let mut reference = Reference::new(p.lane_net(), p.goal_net(), plan);
     let (mut g2, mut l2) = (vec![0; n * 2], vec![0; n]);
     lanes.run(plan, &mut reference, code.role_range(), |_| s0.bits(), n, 11, 1000, &mut g2, &mut l2).unwrap();
+    if plain {
+        return g2.chunks(2).filter(|g| g[0] == 100).count() as f64 / n as f64;
+    }
     assert_eq!((&goals, &lengths), (&g2, &l2), "generated code and reference differ");
     assert!(lengths.iter().all(|&l| l == 2), "lengths {lengths:?}");
     goals.chunks(2).filter(|g| g[0] == 100).count() as f64 / n as f64
+}
+
+/// Lanes told to finish plainly after the stop (as a search's are) play
+/// without the look-ahead once the source has nothing more to hand out:
+/// with 100 playouts all handed out at the first step, no lane takes the
+/// pawn on purpose; with 1000, the lanes refilled before the stop do.
+#[test]
+fn lanes_finish_plainly_after_the_stop() {
+    let tail = capture_wins_with(Some(1.0), true, true, 100);
+    assert!((0.15..0.55).contains(&tail), "plain after the stop: white wins {tail} (about a third)");
+    let long = capture_wins_with(Some(1.0), true, true, 1000);
+    assert!(long > 0.8, "refilled lanes capture before the stop: white wins {long}");
 }
 
 /// Capture-first lanes take the pawn wherever they may, with the chance

@@ -178,6 +178,9 @@ pub struct Lanes {
     decisive: Option<Box<Decisive>>,
     /// The capture candidates of capture-first lanes.
     cap_cands: choose::Candidates,
+    /// Once the source says stop, the lanes still playing finish without
+    /// the look-ahead and take-backs ([`Lanes::set_plain_after_stop`]).
+    plain_after_stop: bool,
 }
 
 /// What decisive lanes keep for their one-ply look-ahead.
@@ -372,7 +375,19 @@ impl Lanes {
             moves: None,
             decisive: None,
             cap_cands: Default::default(),
+            plain_after_stop: false,
         }
+    }
+
+    /// With `on`, once a streaming run's source has said [`Refill::Stop`],
+    /// the lanes still playing finish their games without the decisive
+    /// look-ahead, capture-first moves and safe-first take-backs (one
+    /// evaluation per step instead of one per move): a search waits for
+    /// those games after its deadline, and with the look-ahead 128 long
+    /// games (speedChess) overran the play clock. The results stay whole
+    /// playouts, the rest of their moves drawn as plain lanes draw them.
+    pub fn set_plain_after_stop(&mut self, on: bool) {
+        self.plain_after_stop = on;
     }
 
     /// Decisive move choice (see the module comment): each step, the
@@ -696,10 +711,12 @@ impl Lanes {
             // Decisive lanes look one ply ahead first: the wins found
             // are also the threats safe-first takes back.
             self.clear_inputs();
-            self.look_ahead(plan, eval, role_range, active & !self.forced);
+            let plain = stopped && self.plain_after_stop;
+            // Called with no lanes it still clears the last step's finds.
+            self.look_ahead(plan, eval, role_range, if plain { 0 } else { active & !self.forced });
             // Safe-first: lanes whose last move left another role a win
             // take it back and sit this step out.
-            let back = if safe { self.take_back(plan, role_range, active & !given & !loaded) } else { 0 };
+            let back = if safe && !plain { self.take_back(plan, role_range, active & !given & !loaded) } else { 0 };
             // Neither the move taken back nor the step sat out counts.
             each_lane(back, |l| self.started[l] += 2);
             let (forced, fresh) = (self.forced & active, fresh & !ended);

@@ -451,6 +451,12 @@ impl LaneRunner {
         self.lanes.decisive()
     }
 
+    /// Whether lanes finish their games plainly once a streaming run is
+    /// told to stop ([`Lanes::set_plain_after_stop`]).
+    pub fn set_plain_after_stop(&mut self, on: bool) {
+        self.lanes.set_plain_after_stop(on);
+    }
+
     /// Capture-first move choice in this runner's lanes (see
     /// [`Lanes::set_capture_first`]; turns decisive lanes on).
     pub fn set_capture_first(&mut self, capture: Option<(f64, &crate::heuristic::Material)>) {

@@ -304,6 +304,8 @@ where
         r.set_capture_first(Some((config.capture, mat)));
     }
     r.set_safe_first(config.safe_first);
+    // The search waits for the lanes' games after its deadline.
+    r.set_plain_after_stop(true);
     if let (Some(mat), true) = (&config.material, config.cutoff > 0) {
         r.set_cutoff(Some((config.cutoff, mat)));
     }

@@ -395,4 +395,26 @@ mod tests {
         assert_eq!(lanes(true, "safe-first=off"), (true, false));
         assert_eq!(lanes(true, "decisive=off"), (false, false));
     }
+
+    /// Capture-first lanes only where the analysis found material; they
+    /// turn decisive lanes on, with safe-first unless that is off.
+    #[test]
+    fn capture_first_needs_material_and_brings_decisive_lanes() {
+        let material = crate::heuristic::Material {
+            pieces: vec![vec![(0, 1.0)], vec![(1, 1.0)]],
+            names: vec![Vec::new(), Vec::new()],
+            weight: 5,
+        };
+        let with = Analysis { material: Some(material), ..Analysis::default() };
+        let lanes = |a: &Analysis, t: &str| {
+            let mut c = Config::default();
+            t.parse::<Tuning>().unwrap().configure(&mut c, a, true, false);
+            (c.capture, c.decisive, c.safe_first)
+        };
+        assert_eq!(lanes(&with, "capture=0.75"), (0.75, true, true));
+        assert_eq!(lanes(&with, "capture=1,safe-first=off"), (1.0, true, false));
+        assert_eq!(lanes(&with, "capture=0").0, 0.0);
+        assert_eq!(lanes(&Analysis::default(), "capture=1"), (0.0, false, false));
+        assert!("capture=1.5".parse::<Tuning>().is_err());
+    }
 }
