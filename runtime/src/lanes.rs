@@ -849,7 +849,8 @@ impl Lanes {
                 // gone after it.
                 let mut took = 0 as Word;
                 for &(r, own) in &c.choosers {
-                    let gone = c.foes[r].iter().fold(0 as Word, |x, &w| x | (d.base[w as usize] & !d.probe[w as usize]));
+                    let gone =
+                        c.foes[r].iter().fold(0 as Word, |x, &w| x | (d.base[w as usize] & !d.probe[w as usize]));
                     took |= gone & own;
                 }
                 took &= !unpicked;
