@@ -853,18 +853,7 @@ impl Lanes {
                         c.foes[r].iter().fold(0 as Word, |x, &w| x | (d.base[w as usize] & !d.probe[w as usize]));
                     took |= gone & own;
                 }
-                took &= !unpicked;
-                if took != 0 {
-                    for &(i, p) in &d.round {
-                        let at = plan.legal[i as usize] as usize;
-                        if p & took != 0 {
-                            if c.masks[at] == 0 {
-                                c.caps.push(i);
-                            }
-                            c.masks[at] |= p & took;
-                        }
-                    }
-                }
+                mark_round(&d.round, &plan.legal, took & !unpicked, &mut c.masks, &mut c.caps);
             }
             eval.state(&mut d.probe);
             let ended = d.probe[plan.terminal as usize] & !unpicked;
@@ -875,18 +864,7 @@ impl Lanes {
                 eval.goals(&mut d.probe);
             }
             let win = d.owns.iter().fold(0 as Word, |x, &(goal, own)| x | (d.probe[goal as usize] & own)) & ended;
-            if win == 0 {
-                continue;
-            }
-            for &(i, p) in &d.round {
-                let at = plan.legal[i as usize] as usize;
-                if p & win != 0 {
-                    if d.masks[at] == 0 {
-                        d.wins.push(i);
-                    }
-                    d.masks[at] |= p & win;
-                }
-            }
+            mark_round(&d.round, &plan.legal, win, &mut d.masks, &mut d.wins);
         }
         d.wins.sort_unstable();
         if let Some(c) = &mut d.capture {
@@ -1233,6 +1211,25 @@ impl Lanes {
             choose::choose(cands, rest, rng, &mut out, scratch);
         }
         Ok(())
+    }
+}
+
+/// The look-ahead's finds of one round (`round`: each input tried and its
+/// lanes; `found`: the lanes where it did what is looked for): each input
+/// found in some lane joins `inputs` once, and its lanes join `masks` at
+/// its legal word.
+fn mark_round(round: &[(u32, Word)], legal: &[u32], found: Word, masks: &mut [Word], inputs: &mut Vec<u32>) {
+    if found == 0 {
+        return;
+    }
+    for &(i, p) in round {
+        let at = legal[i as usize] as usize;
+        if p & found != 0 {
+            if masks[at] == 0 {
+                inputs.push(i);
+            }
+            masks[at] |= p & found;
+        }
     }
 }
 
