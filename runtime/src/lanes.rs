@@ -1129,16 +1129,17 @@ impl Lanes {
         // Capture-first: the lanes without a win but with a capture
         // legal (not one safe-first took back: the masks were found
         // before), each kept with the chance set.
-        let mut capturing = 0 as Word;
+        let (mut capturing, mut caps, mut chance) = (0 as Word, 0..0, 1.0);
         if let Some(c) = decisive.as_deref_mut().and_then(|d| d.capture.as_mut()) {
-            let lo = c.caps.partition_point(|&i| (i as usize) < inputs.start);
-            let hi = c.caps.partition_point(|&i| (i as usize) < inputs.end);
-            for &i in &c.caps[lo..hi] {
+            caps = c.caps.partition_point(|&i| (i as usize) < inputs.start)
+                ..c.caps.partition_point(|&i| (i as usize) < inputs.end);
+            for &i in &c.caps[caps.clone()] {
                 let at = plan.legal[i as usize] as usize;
                 c.masks[at] &= words[at];
                 capturing |= c.masks[at];
             }
             capturing &= live;
+            chance = c.chance;
         }
         // Win-first: the lanes with a winning input legal (an OR of its
         // legal words; nothing at all when the set is empty). They draw
@@ -1160,9 +1161,9 @@ impl Lanes {
             winning = wins.iter().fold(0, |a, &i| a | words[plan.legal[i as usize] as usize]) & live;
         }
         capturing &= !winning;
-        if let Some(c) = decisive.as_deref().and_then(|d| d.capture.as_ref()).filter(|c| c.chance < 1.0) {
+        if capturing != 0 && chance < 1.0 {
             // 2^-24 steps are fine enough for a chance; one draw per lane.
-            let keep = (c.chance * (1u64 << 24) as f64) as usize;
+            let keep = (chance * (1u64 << 24) as f64) as usize;
             each_lane(capturing, |l| {
                 if rng.below(1 << 24) >= keep {
                     capturing &= !LANE_BIT[l];
@@ -1195,9 +1196,7 @@ impl Lanes {
             win_cands.pick_out(wins, masks, &plan.legal, winning);
         }
         if let Some(c) = decisive.as_deref().and_then(|d| d.capture.as_ref()).filter(|_| capturing != 0) {
-            let lo = c.caps.partition_point(|&i| (i as usize) < inputs.start);
-            let hi = c.caps.partition_point(|&i| (i as usize) < inputs.end);
-            cap_cands.pick_out(&c.caps[lo..hi], &c.masks, &plan.legal, capturing);
+            cap_cands.pick_out(&c.caps[caps], &c.masks, &plan.legal, capturing);
         }
         let log = if *safe { Some(&mut safe_state.chosen) } else { None };
         let mut out = choose::Moves { words, played, at: &plan.input, log };
