@@ -9,7 +9,7 @@
 use propel_runtime::analysis::winning_moves;
 use propel_runtime::build::{prepare, BuildOptions, Prepared};
 use propel_runtime::heuristic::Material;
-use propel_runtime::lanes::{Lanes, Reference};
+use propel_runtime::lanes::{Captures, Lanes, Reference};
 use propel_runtime::playout::{playout, PlayoutStats};
 use propel_runtime::{NativeMachine, Rng, StateMachine};
 use propel_tests::{bundled_games, corpus_dir, root};
@@ -356,13 +356,15 @@ fn capture_game() -> Arc<propel_compiler::Game> {
 /// White's share of wins over `n` lane playouts of [`capture_game`] with
 /// capture-first lanes at `chance` (`None`: uniform lanes), safe-first
 /// as `safe`; the generated code and the reference play the same games.
-fn capture_wins(chance: Option<f64>, safe: bool, n: usize) -> f64 {
-    capture_wins_with(chance, safe, false, n)
+/// The captures are found by the look-ahead, or read from a table where
+/// `table`.
+fn capture_wins(chance: Option<f64>, safe: bool, table: bool, n: usize) -> f64 {
+    capture_wins_with(chance, safe, table, false, n)
 }
 
 /// [`capture_wins`] on the reference's lanes only, finishing plainly
 /// after the run's stop where `plain`.
-fn capture_wins_with(chance: Option<f64>, safe: bool, plain: bool, n: usize) -> f64 {
+fn capture_wins_with(chance: Option<f64>, safe: bool, table: bool, plain: bool, n: usize) -> f64 {
     let game = capture_game();
     let p = prepare(&game, &BuildOptions::default()).unwrap();
     let (mut m, _) = p.jit(&game.name).unwrap();
@@ -372,8 +374,14 @@ fn capture_wins_with(chance: Option<f64>, safe: bool, plain: bool, n: usize) -> 
     let pawn: Vec<(u32, f64)> =
         (0..names.len() as u32).filter(|&b| names[b as usize].contains("pawn")).map(|b| (b, 1.0)).collect();
     assert_eq!(pawn.len(), 1, "the pawn's base: {names:?}");
-    let material = Material { pieces: vec![Vec::new(), pawn], names: vec![Vec::new(), Vec::new()], weight: 1 };
-    let capture = chance.map(|c| (c, &material));
+    let inputs = code.input_names();
+    let take = inputs.iter().position(|i| i.contains("take")).expect("the take input") as u32;
+    let captures = if table {
+        Captures::Table(vec![(take, vec![pawn[0].0])])
+    } else {
+        Captures::LookAhead(Material { pieces: vec![Vec::new(), pawn], names: vec![Vec::new(), Vec::new()], weight: 1 })
+    };
+    let capture = chance.map(|c| (c, &captures));
     let s0 = m.initial_state().unwrap();
     m.set_capture_first(capture);
     m.set_safe_first(safe);
@@ -384,7 +392,8 @@ fn capture_wins_with(chance: Option<f64>, safe: bool, plain: bool, n: usize) -> 
     lanes.set_safe_first(safe);
     lanes.set_plain_after_stop(plain);
     assert_eq!(lanes.capture_first(), chance);
-    assert_eq!(lanes.decisive(), chance.is_some(), "capture-first turns the look-ahead on");
+    assert_eq!(lanes.decisive(), chance.is_some() && !table, "capture-first turns the look-ahead on, without a table");
+    assert_eq!(lanes.capture_table(), chance.is_some() && table);
     let mut reference = Reference::new(p.lane_net(), p.goal_net(), plan);
     let (mut g2, mut l2) = (vec![0; n * 2], vec![0; n]);
     lanes.run(plan, &mut reference, code.role_range(), |_| s0.bits(), n, 11, 1000, &mut g2, &mut l2).unwrap();
@@ -402,26 +411,31 @@ fn capture_wins_with(chance: Option<f64>, safe: bool, plain: bool, n: usize) -> 
 /// pawn on purpose; with 1000, the lanes refilled before the stop do.
 #[test]
 fn lanes_finish_plainly_after_the_stop() {
-    let tail = capture_wins_with(Some(1.0), true, true, 100);
-    assert!((0.15..0.55).contains(&tail), "plain after the stop: white wins {tail} (about a third)");
-    let long = capture_wins_with(Some(1.0), true, true, 1000);
-    assert!(long > 0.8, "refilled lanes capture before the stop: white wins {long}");
+    for table in [false, true] {
+        let tail = capture_wins_with(Some(1.0), !table, table, true, 100);
+        assert!((0.15..0.55).contains(&tail), "plain after the stop: white wins {tail} (about a third)");
+        let long = capture_wins_with(Some(1.0), !table, table, true, 1000);
+        assert!(long > 0.8, "refilled lanes capture before the stop: white wins {long}");
+    }
 }
 
 /// Capture-first lanes take the pawn wherever they may, with the chance
 /// given: always at 1, in about half the lanes and a third of the rest at
 /// 0.5 (two thirds in all), against a third with uniform moves. Black,
-/// which has nothing to take, draws uniformly as before.
+/// which has nothing to take, draws uniformly as before. The same with
+/// the captures read from a table as with the look-ahead.
 #[test]
 fn capture_first_lanes_take_a_piece_with_their_chance() {
-    let uniform = capture_wins(None, false, 600);
+    let uniform = capture_wins(None, false, false, 600);
     assert!((0.25..0.42).contains(&uniform), "uniform: white wins {uniform} (about a third)");
-    assert_eq!(capture_wins(Some(1.0), false, 600), 1.0, "always take");
-    assert_eq!(capture_wins(Some(1.0), true, 300), 1.0, "always take, with safe-first");
-    let half = capture_wins(Some(0.5), false, 600);
-    assert!((0.58..0.75).contains(&half), "chance 0.5: white wins {half} (about two thirds)");
-    let never = capture_wins(Some(0.0), false, 600);
-    assert!((0.25..0.42).contains(&never), "chance 0: white wins {never} (about a third)");
+    for table in [false, true] {
+        assert_eq!(capture_wins(Some(1.0), false, table, 600), 1.0, "always take (table {table})");
+        assert_eq!(capture_wins(Some(1.0), true, table, 300), 1.0, "always take, with safe-first (table {table})");
+        let half = capture_wins(Some(0.5), false, table, 600);
+        assert!((0.58..0.75).contains(&half), "chance 0.5: white wins {half} (about two thirds; table {table})");
+        let never = capture_wins(Some(0.0), false, table, 600);
+        assert!((0.25..0.42).contains(&never), "chance 0: white wins {never} (about a third; table {table})");
+    }
 }
 
 /// Material for the bundled breakthrough: one point per pawn of each side.

@@ -42,6 +42,8 @@ enum Command {
     Bench(cmd::bench::Args),
     /// Monte Carlo tree search from the initial state.
     Search(cmd::search::Args),
+    /// Games between two search settings, a fixed time per move each.
+    Duel(cmd::duel::Args),
     /// Meta-gaming analysis: statistics, tuning, heuristics, latches, factors.
     Analyse(cmd::analyse::Args),
     /// The GGP player: serve the GGP protocol over HTTP.
@@ -101,6 +103,7 @@ fn main() -> ExitCode {
         Command::Compile(a) => cmd::compile::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Search(a) => cmd::search::run(a),
+        Command::Duel(a) => cmd::duel::run(a),
         Command::Analyse(a) => cmd::analyse::run(a),
         Command::Serve(a) => cmd::serve::run(a),
         Command::Match(a) => cmd::play_match::run(a),

@@ -37,12 +37,15 @@
 //! with the most moves (each lane tries its first untried move in each
 //! round; Teytaud and Teytaud's decisive moves).
 //!
-//! Capture-first lanes ([`Lanes::set_capture_first`], on decisive lanes):
-//! the same look-ahead also notes the moves after which another role has
-//! fewer of its pieces (the analysis's material), and a lane with no win
-//! but such a capture legal plays one, drawn uniformly, with a given
-//! chance; the capture-biased playouts of Lorentz and Horey's
-//! breakthrough program.
+//! Capture-first lanes ([`Lanes::set_capture_first`]): a lane with no win
+//! but a capture legal plays one, drawn uniformly, with a given chance;
+//! the capture-biased playouts of Lorentz and Horey's breakthrough
+//! program. The captures are found one of two ways ([`Captures`]): by the
+//! decisive look-ahead, which then also notes the moves after which
+//! another role has fewer of its pieces (the analysis's material), or
+//! from a table of the moves seen to take a piece and where (the
+//! analysis's `captures`): a move whose target square holds another
+//! role's piece now takes it, one AND per move and no look-ahead.
 
 mod choose;
 
@@ -176,7 +179,9 @@ pub struct Lanes {
     moves: Option<MoveLog>,
     /// Decisive lanes' look-ahead ([`Lanes::set_decisive`]).
     decisive: Option<Box<Decisive>>,
-    /// The capture candidates of capture-first lanes.
+    /// Capture-first lanes ([`Lanes::set_capture_first`]), and the
+    /// capture candidates.
+    capture: Option<Capture>,
     cap_cands: choose::Candidates,
     /// Once the source says stop, the lanes still playing finish without
     /// the look-ahead and take-backs ([`Lanes::set_plain_after_stop`]).
@@ -206,8 +211,17 @@ struct Decisive {
     owns: Vec<(u32, Word)>,
     left: Vec<(u32, Word)>,
     round: Vec<(u32, Word)>,
-    /// Capture-first lanes ([`Lanes::set_capture_first`]).
-    capture: Option<Capture>,
+}
+
+/// How capture-first lanes know a capture ([`Lanes::set_capture_first`]).
+#[derive(Clone, Debug)]
+pub enum Captures {
+    /// Tried one ply ahead (turns the decisive look-ahead on): a move
+    /// after which another role has fewer of these pieces.
+    LookAhead(Material),
+    /// Known beforehand: inputs with the bases (other roles' pieces) each
+    /// takes where one stands, ascending by input.
+    Table(Vec<(u32, Vec<u32>)>),
 }
 
 /// What capture-first lanes keep: per role, the other roles' pieces,
@@ -216,8 +230,11 @@ struct Decisive {
 struct Capture {
     /// The chance that a lane with a capture legal (and no win) plays one.
     chance: f64,
-    /// Per role, the lane words of the other roles' pieces.
+    /// Per role, the lane words of the other roles' pieces (look-ahead).
     foes: Vec<Vec<u32>>,
+    /// Inputs and the lane words of the pieces each takes (a table;
+    /// empty: the look-ahead finds the captures).
+    table: Vec<(u32, Vec<u32>)>,
     /// Per role, this step's lanes where it chooses.
     choosers: Vec<(usize, Word)>,
     /// At an input's legal word, the lanes where it takes a piece (only
@@ -248,7 +265,6 @@ impl Decisive {
             owns: Vec::new(),
             left: Vec::new(),
             round: Vec::new(),
-            capture: None,
         }
     }
 }
@@ -374,6 +390,7 @@ impl Lanes {
             cutoff: None,
             moves: None,
             decisive: None,
+            capture: None,
             cap_cands: Default::default(),
             plain_after_stop: false,
         }
@@ -396,6 +413,9 @@ impl Lanes {
     /// of the win-first inputs while on.
     pub fn set_decisive(&mut self, plan: &LanePlan, on: bool) {
         self.decisive = on.then(|| Box::new(Decisive::new(plan, self.aliased.len())));
+        if !on && self.capture.as_ref().is_some_and(|c| c.table.is_empty()) {
+            self.capture = None;
+        }
     }
 
     /// Whether decisive move choice is on.
@@ -404,43 +424,61 @@ impl Lanes {
     }
 
     /// Capture-first move choice (see the module comment): with
-    /// `Some((chance, material))`, a lane whose role to move has no win
-    /// but a move after which another role has fewer of its `material`
-    /// pieces plays one of those with probability `chance` (0..1), drawn
-    /// uniformly. It rides on the decisive look-ahead, which it turns on
-    /// (a later `set_decisive(false)` turns both off). `None`: off.
-    pub fn set_capture_first(&mut self, plan: &LanePlan, capture: Option<(f64, &Material)>) {
-        let Some((chance, material)) = capture else {
-            if let Some(d) = &mut self.decisive {
-                d.capture = None;
-            }
+    /// `Some((chance, captures))`, a lane whose role to move has no win
+    /// but a capture legal plays one with probability `chance` (0..1),
+    /// drawn uniformly. [`Captures::LookAhead`] rides on the decisive
+    /// look-ahead, which it turns on (a later `set_decisive(false)` turns
+    /// both off); [`Captures::Table`] needs none. `None`: off.
+    pub fn set_capture_first(&mut self, plan: &LanePlan, capture: Option<(f64, &Captures)>) {
+        let Some((chance, captures)) = capture else {
+            self.capture = None;
             return;
         };
-        let words: Vec<Vec<u32>> = material
-            .pieces
-            .iter()
-            .map(|ps| ps.iter().filter_map(|&(b, _)| plan.base.get(b as usize).copied()).collect())
-            .collect();
-        let foes = (0..words.len())
-            .map(|r| words.iter().enumerate().filter(|&(o, _)| o != r).flat_map(|(_, w)| w.iter().copied()).collect())
-            .collect();
-        if self.decisive.is_none() {
-            self.set_decisive(plan, true);
-        }
-        if let Some(d) = &mut self.decisive {
-            d.capture = Some(Capture {
-                chance: chance.clamp(0.0, 1.0),
-                foes,
-                choosers: Vec::new(),
-                masks: vec![0; plan.words as usize],
-                caps: Vec::new(),
-            });
-        }
+        let word = |b: &u32| plan.base.get(*b as usize).copied();
+        let (foes, table) = match captures {
+            Captures::LookAhead(material) => {
+                let words: Vec<Vec<u32>> =
+                    material.pieces.iter().map(|ps| ps.iter().filter_map(|(b, _)| word(b)).collect()).collect();
+                let foes = (0..words.len())
+                    .map(|r| {
+                        words.iter().enumerate().filter(|&(o, _)| o != r).flat_map(|(_, w)| w.iter().copied()).collect()
+                    })
+                    .collect();
+                if self.decisive.is_none() {
+                    self.set_decisive(plan, true);
+                }
+                (foes, Vec::new())
+            }
+            Captures::Table(t) => {
+                let inputs = plan.legal.len() as u32;
+                let table = t
+                    .iter()
+                    .filter(|(i, _)| *i < inputs)
+                    .map(|(i, bases)| (*i, bases.iter().filter_map(word).collect::<Vec<u32>>()))
+                    .filter(|(_, w)| !w.is_empty())
+                    .collect();
+                (Vec::new(), table)
+            }
+        };
+        self.capture = Some(Capture {
+            chance: chance.clamp(0.0, 1.0),
+            foes,
+            table,
+            choosers: Vec::new(),
+            masks: vec![0; plan.words as usize],
+            caps: Vec::new(),
+        });
     }
 
     /// The chance of capture-first move choice (`None`: off).
     pub fn capture_first(&self) -> Option<f64> {
-        self.decisive.as_ref().and_then(|d| d.capture.as_ref()).map(|c| c.chance)
+        self.capture.as_ref().map(|c| c.chance)
+    }
+
+    /// Whether capture-first lanes read their captures from a table
+    /// ([`Captures::Table`]) rather than the look-ahead.
+    pub fn capture_table(&self) -> bool {
+        self.capture.as_ref().is_some_and(|c| !c.table.is_empty())
     }
 
     /// Records the inputs each lane plays, handed to the source as each
@@ -714,6 +752,7 @@ impl Lanes {
             let plain = stopped && self.plain_after_stop;
             // Called with no lanes it still clears the last step's finds.
             self.look_ahead(plan, eval, role_range, if plain { 0 } else { active & !self.forced });
+            self.table_captures(plan, if plain { 0 } else { active & !self.forced });
             // Safe-first: lanes whose last move left another role a win
             // take it back and sit this step out.
             let back = if safe && !plain { self.take_back(plan, role_range, active & !given & !loaded) } else { 0 };
@@ -760,14 +799,15 @@ impl Lanes {
     /// the lane with the most. Called with this step's inputs cleared and
     /// the state's gates evaluated.
     fn look_ahead(&mut self, plan: &LanePlan, eval: &mut impl LaneEval, role_range: &[(u32, u32)], moving: Word) {
-        let Lanes { words, direct, aliased, decisive, .. } = self;
+        let Lanes { words, direct, aliased, decisive, capture, .. } = self;
         let Some(d) = decisive.as_deref_mut() else { return };
         for &i in &d.wins {
             d.masks[plan.legal[i as usize] as usize] = 0;
         }
         d.wins.clear();
         d.choice.clear();
-        if let Some(c) = &mut d.capture {
+        let mut capture = capture.as_mut().filter(|c| c.table.is_empty());
+        if let Some(c) = &mut capture {
             for &i in &c.caps {
                 c.masks[plan.legal[i as usize] as usize] = 0;
             }
@@ -813,7 +853,7 @@ impl Lanes {
             if let Some(goal) = goal {
                 d.owns.push((goal, own));
             }
-            match &mut d.capture {
+            match &mut capture {
                 Some(c) if c.foes.get(r).is_some_and(|f| !f.is_empty()) => c.choosers.push((r, own)),
                 _ if goal.is_none() => continue,
                 _ => {}
@@ -844,7 +884,7 @@ impl Lanes {
             d.left.retain(|&(_, l)| l != 0);
             eval.next(&mut d.probe);
             advance_words(&mut d.probe, &mut d.next, direct, aliased, 0);
-            if let Some(c) = &mut d.capture {
+            if let Some(c) = &mut capture {
                 // A piece of another role there before the move and
                 // gone after it.
                 let mut took = 0 as Word;
@@ -867,8 +907,36 @@ impl Lanes {
             mark_round(&d.round, &plan.legal, win, &mut d.masks, &mut d.wins);
         }
         d.wins.sort_unstable();
-        if let Some(c) = &mut d.capture {
+        if let Some(c) = &mut capture {
             c.caps.sort_unstable();
+        }
+    }
+
+    /// Capture-first lanes with a table ([`Captures::Table`]): the inputs
+    /// legal in some lane of `moving` where a piece they take stands
+    /// (`Capture::caps`, and their lanes in `Capture::masks`). Called
+    /// with the state's gates evaluated.
+    fn table_captures(&mut self, plan: &LanePlan, moving: Word) {
+        let Lanes { words, capture, .. } = self;
+        let Some(c) = capture.as_mut().filter(|c| !c.table.is_empty()) else { return };
+        for &i in &c.caps {
+            c.masks[plan.legal[i as usize] as usize] = 0;
+        }
+        c.caps.clear();
+        if moving == 0 {
+            return;
+        }
+        for (i, takes) in &c.table {
+            let at = plan.legal[*i as usize] as usize;
+            let lanes = words[at] & moving;
+            if lanes == 0 {
+                continue;
+            }
+            let took = takes.iter().fold(0 as Word, |x, &w| x | words[w as usize]) & lanes;
+            if took != 0 {
+                c.masks[at] = took;
+                c.caps.push(*i);
+            }
         }
     }
 
@@ -1120,6 +1188,7 @@ impl Lanes {
             safe,
             safe_state,
             decisive,
+            capture,
             cap_cands,
             ..
         } = self;
@@ -1130,7 +1199,7 @@ impl Lanes {
         // legal (not one safe-first took back: the masks were found
         // before), each kept with the chance set.
         let (mut capturing, mut caps, mut chance) = (0 as Word, 0..0, 1.0);
-        if let Some(c) = decisive.as_deref_mut().and_then(|d| d.capture.as_mut()) {
+        if let Some(c) = capture.as_mut() {
             caps = c.caps.partition_point(|&i| (i as usize) < inputs.start)
                 ..c.caps.partition_point(|&i| (i as usize) < inputs.end);
             for &i in &c.caps[caps.clone()] {
@@ -1195,7 +1264,7 @@ impl Lanes {
         if winning != 0 {
             win_cands.pick_out(wins, masks, &plan.legal, winning);
         }
-        if let Some(c) = decisive.as_deref().and_then(|d| d.capture.as_ref()).filter(|_| capturing != 0) {
+        if let Some(c) = capture.as_ref().filter(|_| capturing != 0) {
             cap_cands.pick_out(&c.caps[caps], &c.masks, &plan.legal, capturing);
         }
         let log = if *safe { Some(&mut safe_state.chosen) } else { None };

@@ -9,7 +9,7 @@
 //! legal-move and next-state bitsets there directly.
 
 use crate::goals::GoalProgram;
-use crate::lanes::{LaneEval, LaneSource, Lanes, Word};
+use crate::lanes::{Captures, LaneEval, LaneSource, Lanes, Word};
 use crate::machine::{MachineError, StateMachine};
 use crate::propnet::NetState;
 use propel_abi::meta::{EngineOffsets, Interface, MetaError, Metadata};
@@ -149,9 +149,9 @@ pub struct NativeMachine {
     safe_first: bool,
     /// Decisive lane playouts ([`Lanes::set_decisive`]).
     decisive: bool,
-    /// Capture-first lane playouts: the chance and the material
-    /// ([`Lanes::set_capture_first`]).
-    capture: Option<(f64, crate::heuristic::Material)>,
+    /// Capture-first lane playouts: the chance and how captures are
+    /// known ([`Lanes::set_capture_first`]).
+    capture: Option<(f64, Captures)>,
     /// Material-cutoff lane playouts: steps, material and the reference
     /// state's bits ([`NativeMachine::set_cutoff`]).
     cutoff: Option<(u32, crate::heuristic::Material, Vec<u64>)>,
@@ -458,8 +458,9 @@ impl LaneRunner {
     }
 
     /// Capture-first move choice in this runner's lanes (see
-    /// [`Lanes::set_capture_first`]; turns decisive lanes on).
-    pub fn set_capture_first(&mut self, capture: Option<(f64, &crate::heuristic::Material)>) {
+    /// [`Lanes::set_capture_first`]; with the look-ahead, turns decisive
+    /// lanes on).
+    pub fn set_capture_first(&mut self, capture: Option<(f64, &Captures)>) {
         if let Some(plan) = self.code.lanes() {
             self.lanes.set_capture_first(plan, capture);
         }
@@ -468,6 +469,11 @@ impl LaneRunner {
     /// The chance of capture-first move choice, where it is in use.
     pub fn capture_first(&self) -> Option<f64> {
         self.lanes.capture_first()
+    }
+
+    /// Whether capture-first moves come from a table ([`Captures::Table`]).
+    pub fn capture_table(&self) -> bool {
+        self.lanes.capture_table()
     }
 
     /// Whether this runner's lanes tell their sources the moves each
@@ -547,10 +553,11 @@ impl NativeMachine {
     }
 
     /// Capture-first move choice in this machine's lane playouts (see
-    /// [`Lanes::set_capture_first`]); turns decisive lanes on.
-    pub fn set_capture_first(&mut self, capture: Option<(f64, &crate::heuristic::Material)>) {
-        self.capture = capture.map(|(p, m)| (p, m.clone()));
-        self.decisive |= self.capture.is_some();
+    /// [`Lanes::set_capture_first`]); with the look-ahead, turns decisive
+    /// lanes on.
+    pub fn set_capture_first(&mut self, capture: Option<(f64, &Captures)>) {
+        self.capture = capture.map(|(p, c)| (p, c.clone()));
+        self.decisive |= matches!(capture, Some((_, Captures::LookAhead(_))));
         if let (Some(lanes), Some(plan)) = (self.lanes.as_mut(), self.code.lanes()) {
             lanes.set_capture_first(plan, capture);
         }
@@ -646,7 +653,7 @@ impl NativeMachine {
             l.set_win_first(plan, win_first);
             l.set_safe_first(safe_first);
             l.set_decisive(plan, decisive);
-            l.set_capture_first(plan, capture.as_ref().map(|(p, m)| (*p, m)));
+            l.set_capture_first(plan, capture.as_ref().map(|(p, c)| (*p, c)));
             apply_cutoff(&mut l, plan, cutoff);
             l
         });

@@ -55,7 +55,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     )?;
     let by_role =
         |v: &[f64]| -> Map<String, Value> { an.roles.iter().cloned().zip(v.iter().map(|&x| json!(x))).collect() };
-    let out = json!({
+    let mut out = json!({
         "game": a.game.display().to_string(),
         "machine": MACHINE,
         "seconds": an.seconds,
@@ -109,6 +109,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
         "puzzle_note": an.puzzle_note,
         "puzzle_nodes": an.puzzle_nodes,
     });
+    // Beside the macro: one more key is past its recursion limit.
+    out["capturing_moves"] = json!(an.captures.len());
+    out["capturing_sample"] = json!(an.capture_names);
     if a.json {
         println!("{out}");
         return Ok(ExitCode::SUCCESS);
@@ -133,6 +136,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     println!("greedy rollouts: {} ({})", an.greedy_rollouts, an.greedy_reason);
     println!("decisive lanes: {} ({})", an.decisive, an.decisive_reason);
     println!("winning moves (win-first lanes): {} (e.g. {})", an.winning.len(), an.winning_names.join(", "));
+    println!("capturing moves (capture-first lanes): {} (e.g. {})", an.captures.len(), an.capture_names.join(", "));
     println!(
         "material: {} ({})",
         if an.material.is_some() { "new nodes start at their material relative to the root" } else { "none" },

@@ -6,6 +6,7 @@ pub mod check;
 pub mod compare;
 pub mod compile;
 pub mod corpus;
+pub mod duel;
 pub mod perft;
 pub mod play_match;
 pub mod playouts;

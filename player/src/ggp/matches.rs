@@ -1043,6 +1043,7 @@ fn spawn_builder(
                         "heuristics_used": cfg.heuristics && a.evaluator.is_some(),
                         "material": a.material_reason, "greedy_moves": a.terminating_moves,
                         "greedy_check_cost": a.greedy_check_cost, "winning_moves": a.winning.len(),
+                        "capturing_moves": a.captures.len(),
                         "factors": a.factors.len(), "factored_search": cfg.factored && a.factors.len() > 1,
                         "puzzle": a.puzzle_note,
                     });
@@ -1079,7 +1080,7 @@ fn spawn_builder(
                 // winning moves were found); else greedy rollouts run one
                 // leaf at a time, and one state at a time the interpreter
                 // is the faster machine on most games (docs/native.md).
-                let (greedy, win_first, safe, decisive, rave, capture) = match &strategy {
+                let (greedy, win_first, safe, decisive, rave, capture, table) = match &strategy {
                     Strategy::Mcts(c) => (
                         c.greedy,
                         c.win_first.as_ref().map_or(0, |w| w.len()),
@@ -1087,8 +1088,9 @@ fn spawn_builder(
                         c.decisive,
                         c.rave,
                         c.capture,
+                        c.capture_table.as_ref().map(|t| t.len()),
                     ),
-                    _ => (false, 0, false, false, 0.0, 0.0),
+                    _ => (false, 0, false, false, 0.0, 0.0, None),
                 };
                 if cfg.lanes && (!greedy || win_first > 0 || decisive) && m.has_lanes() && wants(&MachineKind::Propnet)
                 {
@@ -1103,10 +1105,12 @@ fn spawn_builder(
                         (n, false) => format!("{lanes} lanes ({n} winning moves)"),
                     };
                     let rave = if rave > 0.0 { format!(", RAVE (bias {rave})") } else { String::new() };
-                    let rave = if capture > 0.0 {
-                        format!(", capture-first (a capture played with chance {capture}){rave}")
-                    } else {
-                        rave
+                    let rave = match table {
+                        _ if capture <= 0.0 => rave,
+                        Some(n) => format!(
+                            ", captures first (played with chance {capture}; {n} capturing moves in the analysis's table){rave}"
+                        ),
+                        None => format!(", capture-first (a capture played with chance {capture}){rave}"),
                     };
                     info!("plan: lane-parallel search, tree on the propnet, rollouts and expansions on the JIT's lanes: {policy}{rave}");
                     let mut lanes = strategy.clone();

@@ -35,6 +35,9 @@ pub(super) struct Endings {
     pub(super) sampled: Vec<Vec<u32>>,
     /// A state gave two roles a choice at once: the sampling stopped there.
     pub(super) simultaneous: bool,
+    /// (move index, base) pairs: a try of the move removed that piece of
+    /// another role (the `foes` of [`sample`]).
+    took: std::collections::BTreeSet<(u32, u32)>,
 }
 
 impl Endings {
@@ -50,6 +53,19 @@ impl Endings {
         (0..self.won.len()).filter(|&i| self.won[i] >= MIN_WINS && !self.spoiled[i]).map(|i| i as u32).collect()
     }
 
+    /// The moves seen to take a piece, ascending, each with the pieces
+    /// (bases, ascending) it took.
+    pub(super) fn captures(&self) -> Vec<(u32, Vec<u32>)> {
+        let mut out: Vec<(u32, Vec<u32>)> = Vec::new();
+        for &(i, b) in &self.took {
+            match out.last_mut() {
+                Some((j, bases)) if *j == i => bases.push(b),
+                _ => out.push((i, vec![b])),
+            }
+        }
+        out
+    }
+
     fn note(&mut self, i: usize) {
         if i >= self.won.len() {
             self.won.resize(i + 1, 0);
@@ -62,7 +78,10 @@ impl Endings {
 /// Random games from `s0` on `m` for up to `budget` (or until `stop`),
 /// every turn-taking decision's moves tried one ply ahead; `inputs`:
 /// the number of move indices (the vectors' length); at most
-/// `max_sampled` decisions' moves are kept.
+/// `max_sampled` decisions' moves are kept; `foes`, per role, the bases
+/// of the other roles' pieces whose removal by a move is noted (empty:
+/// none).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn sample<M: Simulator>(
     m: &mut M,
     s0: &M::State,
@@ -71,6 +90,7 @@ pub(super) fn sample<M: Simulator>(
     rng: &mut Rng,
     stop: &Deadline,
     max_sampled: usize,
+    foes: &[Vec<u32>],
 ) -> Result<Endings, MachineError>
 where
     M::State: Send + Sync,
@@ -110,6 +130,13 @@ where
                     e.note(i);
                     joint[r] = mv;
                     let n = m.next_state(&s, &joint)?;
+                    if let (Some(foes), Some(before), Some(after)) = (foes.get(r), m.base_bits(&s), m.base_bits(&n)) {
+                        let on =
+                            |bits: &[u64], b: u32| bits.get(b as usize / 64).is_some_and(|w| w >> (b % 64) & 1 == 1);
+                        for &b in foes.iter().filter(|&&b| on(before, b) && !on(after, b)) {
+                            e.took.insert((i as u32, b));
+                        }
+                    }
                     if !m.is_terminal(&n)? {
                         e.spoiled[i] = true;
                         continue;
@@ -165,5 +192,5 @@ where
 {
     let s0 = m.initial_state()?;
     let mut rng = Rng::new(seed);
-    Ok(sample(m, &s0, 0, budget, &mut rng, &Deadline::none(), 0)?.winning())
+    Ok(sample(m, &s0, 0, budget, &mut rng, &Deadline::none(), 0, &[])?.winning())
 }

@@ -93,6 +93,13 @@ pub struct Analysis {
     pub winning: Vec<u32>,
     /// A few of their names, for reports.
     pub winning_names: Vec<String>,
+    /// Where material was found: the moves (inputs, ascending) seen in
+    /// the greedy sample to take another role's piece, each with the
+    /// pieces (bases, ascending) it took: what capture-first lanes read
+    /// without a look-ahead (`lanes::Captures::Table`).
+    pub captures: Vec<(u32, Vec<u32>)>,
+    /// A few of those moves' names, for reports.
+    pub capture_names: Vec<String>,
     /// Decisive safe-first lanes for rollouts (`mcts::Config::decisive`):
     /// where random play often misses a win one move away, the game has
     /// no material and few moves can end it.
@@ -377,7 +384,16 @@ pub fn analyse_until(
     // mover is tried to learn which moves can end the game at all.
     let greedy_budget = budget.mul_f64(0.15);
     let ends = if a.games > 0 && !a.simultaneous {
-        endings::sample(&mut m, &s0, net.inputs.len(), greedy_budget, &mut rng, stop, MAX_SAMPLES)?
+        let foes: Vec<Vec<u32>> = match &a.material {
+            Some(mat) => (0..mat.pieces.len())
+                .map(|r| {
+                    let others = mat.pieces.iter().enumerate().filter(|&(o, _)| o != r);
+                    others.flat_map(|(_, ps)| ps.iter().map(|&(b, _)| b)).collect()
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        endings::sample(&mut m, &s0, net.inputs.len(), greedy_budget, &mut rng, stop, MAX_SAMPLES, &foes)?
     } else {
         endings::Endings::default()
     };
@@ -389,6 +405,8 @@ pub fn analyse_until(
     a.terminating_moves = terminating.iter().filter(|&&t| t).count();
     a.winning = ends.winning();
     a.winning_names = a.winning.iter().take(8).map(|&i| m.move_kif(i)).collect();
+    a.captures = ends.captures();
+    a.capture_names = a.captures.iter().take(8).map(|&(i, _)| m.move_kif(i)).collect();
     let miss_rate = missed as f64 / decisions.max(1) as f64;
     let cost = extra_steps as f64 / decisions.max(1) as f64;
     // The check multiplies the cost of a playout step by about `cost`, and

@@ -13,6 +13,7 @@
 //! Root parallelisation (`Mode::Root`) is the other mode: independent
 //! graphs, one per thread, merged at the root.
 
+pub mod duel;
 pub mod factored;
 pub mod graph;
 mod lanes;
@@ -104,10 +105,15 @@ pub struct Config {
     /// one ply ahead and takes one that wins at once
     /// (`lanes::Lanes::set_decisive`); in place of win-first moves.
     pub decisive: bool,
-    /// Capture-first lanes (with `material`; turns `decisive` on): the
+    /// Capture-first lanes (with `material` or `capture_table`): the
     /// chance that a rollout step with a capture legal plays one
-    /// (`lanes::Lanes::set_capture_first`; 0: off).
+    /// (`lanes::Lanes::set_capture_first`; 0: off). Without a table the
+    /// decisive look-ahead finds the captures (it turns `decisive` on).
     pub capture: f64,
+    /// The moves known to take a piece, with the pieces (bases) each
+    /// takes (the analysis's `captures`): capture-first lanes read them
+    /// instead of looking ahead (`lanes::Captures::Table`).
+    pub capture_table: Option<Arc<Vec<(u32, Vec<u32>)>>>,
     /// Material-cutoff lane rollouts (with `material`): a rollout that has
     /// played this many steps without ending stops, valued by its
     /// material against the root's (`lanes::Lanes::set_cutoff`; 0: off).
@@ -174,6 +180,7 @@ impl Default for Config {
             safe_first: false,
             decisive: false,
             capture: 0.0,
+            capture_table: None,
             cutoff: 0,
             heuristic: None,
             material: None,
@@ -300,8 +307,15 @@ where
         r.set_win_first(w);
     }
     r.set_decisive(config.decisive);
-    if let (Some(mat), true) = (&config.material, config.capture > 0.0) {
-        r.set_capture_first(Some((config.capture, mat)));
+    if config.capture > 0.0 {
+        let captures = match (&config.capture_table, &config.material) {
+            (Some(t), _) => Some(crate::lanes::Captures::Table(t.to_vec())),
+            (None, Some(mat)) => Some(crate::lanes::Captures::LookAhead((**mat).clone())),
+            (None, None) => None,
+        };
+        if let Some(c) = &captures {
+            r.set_capture_first(Some((config.capture, c)));
+        }
     }
     r.set_safe_first(config.safe_first);
     // The search waits for the lanes' games after its deadline.
@@ -447,6 +461,13 @@ where
     /// `uniform`.
     pub fn rollout_policy(&self) -> &'static str {
         match &self.runner {
+            Some(r) if r.capture_table() => match (r.decisive(), r.safe_first(), r.win_first().is_empty()) {
+                (true, true, _) => "decisive safe-first lanes, captures first by table",
+                (true, false, _) => "decisive lanes, captures first by table",
+                (false, true, _) => "safe-first lanes, captures first by table",
+                (false, false, false) => "win-first lanes, captures first by table",
+                (false, false, true) => "lanes, captures first by table",
+            },
             Some(r) if r.capture_first().is_some() => match (r.safe_first(), r.cutoff().is_some()) {
                 (true, false) => "decisive safe-first capture-first lanes",
                 (false, false) => "decisive capture-first lanes",

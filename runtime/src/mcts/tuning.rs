@@ -100,10 +100,21 @@ pub struct Tuning {
     /// `inflight=N`: lanes holding a selection at once, per search thread
     /// ([`Config::inflight`]; default all 128).
     pub inflight: Option<usize>,
-    /// `capture=P`: where material is in play, capture-first lanes with
-    /// chance P on decisive safe-first lanes ([`Config::capture`]; 0: off).
-    pub capture: f64,
+    /// `capture=auto|P`: where material is in play, capture-first lanes
+    /// with chance P ([`Config::capture`]; 0: off). auto (`None`):
+    /// [`CAPTURE_CHANCE`] where the captures come from a table.
+    pub capture: Option<f64>,
+    /// `capture-by=table|look-ahead`: capture-first lanes read their
+    /// captures from the analysis's table of moves seen to take a piece
+    /// ([`Config::capture_table`]; none where it has no table), or find
+    /// them with the decisive look-ahead (on decisive safe-first lanes).
+    pub capture_by_table: bool,
 }
+
+/// The chance of a capture where `capture=auto` turns capture-first lanes
+/// on: at 0.5 they lost breakthrough 0-10 and knightThrough 4-6 to the
+/// same lanes at 1 (`propel duel`, docs/mcts.md).
+pub const CAPTURE_CHANCE: f64 = 1.0;
 
 impl Default for Tuning {
     fn default() -> Self {
@@ -126,7 +137,8 @@ impl Default for Tuning {
             material_backup: Switch::Auto,
             drop_lost: Switch::Auto,
             inflight: None,
-            capture: 0.0,
+            capture: None,
+            capture_by_table: true,
         }
     }
 }
@@ -162,7 +174,17 @@ impl std::str::FromStr for Tuning {
                 "mast" => t.mast = Some(within(v, 0.0..=1.0, "off or a share from 0 to 1").map_err(bad)?),
                 "minimax" => t.minimax = within(v, 0.0..=1.0, "a weight from 0 to 1").map_err(bad)?,
                 "cutoff" => t.cutoff = within(v, 0..=10_000, "a count of steps from 0 (off) to 10000").map_err(bad)?,
-                "capture" => t.capture = within(v, 0.0..=1.0, "a chance from 0 (off) to 1").map_err(bad)?,
+                "capture" if v == "auto" => t.capture = None,
+                "capture" => {
+                    t.capture = Some(within(v, 0.0..=1.0, "auto or a chance from 0 (off) to 1").map_err(bad)?)
+                }
+                "capture-by" => {
+                    t.capture_by_table = match v {
+                        "look-ahead" => false,
+                        "table" => true,
+                        _ => return Err(bad(format!("`{v}` is not look-ahead or table"))),
+                    }
+                }
                 "rave" => t.rave = within(v, 0.0..=1.0, "a bias from 0 (off) to 1").map_err(bad)?,
                 "normalize" => t.normalize = Switch::parse(v).map_err(bad)?,
                 "material-ref" => {
@@ -183,7 +205,7 @@ impl std::str::FromStr for Tuning {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, decisive, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave, normalize, material-ref, material-backup, drop-lost, inflight, capture)"
+                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, decisive, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave, normalize, material-ref, material-backup, drop-lost, inflight, capture, capture-by)"
                     ))
                 }
             }
@@ -232,10 +254,19 @@ impl Tuning {
         }
         c.minimax = self.minimax;
         c.cutoff = if c.material.is_some() { self.cutoff } else { 0 };
-        // Capture-first rides on the decisive look-ahead, with safe-first
-        // unless that is off.
-        c.capture = if c.material.is_some() { self.capture } else { 0.0 };
-        if c.capture > 0.0 {
+        // Capture-first lanes read the analysis's table (none where it has
+        // none), or ride on the decisive look-ahead, with safe-first unless
+        // that is off.
+        let chance = if c.material.is_some() { self.capture.unwrap_or(CAPTURE_CHANCE) } else { 0.0 };
+        c.capture = chance;
+        c.capture_table = None;
+        if self.capture_by_table {
+            if a.captures.is_empty() {
+                c.capture = 0.0;
+            } else if chance > 0.0 {
+                c.capture_table = Some(Arc::new(a.captures.clone()));
+            }
+        } else if chance > 0.0 {
             c.decisive = true;
             c.safe_first = self.safe_first.or(true);
         }
@@ -396,8 +427,9 @@ mod tests {
         assert_eq!(lanes(true, "decisive=off"), (false, false));
     }
 
-    /// Capture-first lanes only where the analysis found material; they
-    /// turn decisive lanes on, with safe-first unless that is off.
+    /// Capture-first lanes only where the analysis found material; with
+    /// the look-ahead they turn decisive lanes on, with safe-first unless
+    /// that is off.
     #[test]
     fn capture_first_needs_material_and_brings_decisive_lanes() {
         let material = crate::heuristic::Material {
@@ -409,12 +441,23 @@ mod tests {
         let lanes = |a: &Analysis, t: &str| {
             let mut c = Config::default();
             t.parse::<Tuning>().unwrap().configure(&mut c, a, true, false);
-            (c.capture, c.decisive, c.safe_first)
+            (c.capture, c.decisive, c.safe_first, c.capture_table.map(|t| t.len()))
         };
-        assert_eq!(lanes(&with, "capture=0.75"), (0.75, true, true));
-        assert_eq!(lanes(&with, "capture=1,safe-first=off"), (1.0, true, false));
-        assert_eq!(lanes(&with, "capture=0").0, 0.0);
-        assert_eq!(lanes(&Analysis::default(), "capture=1"), (0.0, false, false));
+        let look = |t: &str| format!("{t},capture-by=look-ahead");
+        assert_eq!(lanes(&with, &look("capture=0.75")), (0.75, true, true, None));
+        assert_eq!(lanes(&with, &look("capture=1,safe-first=off")), (1.0, true, false, None));
+        assert_eq!(lanes(&with, &look("capture=0")).0, 0.0);
+        assert_eq!(lanes(&Analysis::default(), &look("capture=1")), (0.0, false, false, None));
         assert!("capture=1.5".parse::<Tuning>().is_err());
+        assert!("capture-by=guess".parse::<Tuning>().is_err());
+        // By table (the default): on at the default chance where the
+        // analysis has a table, with no look-ahead; off without one.
+        let table = Analysis { captures: vec![(3, vec![0]), (5, vec![0])], ..with.clone() };
+        assert_eq!(lanes(&table, ""), (CAPTURE_CHANCE, false, false, Some(2)));
+        assert_eq!(lanes(&table, "capture=0.5"), (0.5, false, false, Some(2)));
+        assert_eq!(lanes(&table, "capture=0"), (0.0, false, false, None));
+        assert_eq!(lanes(&with, ""), (0.0, false, false, None));
+        let no_material = Analysis { material: None, ..table.clone() };
+        assert_eq!(lanes(&no_material, ""), (0.0, false, false, None));
     }
 }

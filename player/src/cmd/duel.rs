@@ -1,0 +1,100 @@
+//! `propel duel GAME --challenger SETTINGS [--base SETTINGS] [--move-time T]
+//! [--games N]`: games between two of the player's search settings on the
+//! machine the player would search on (interpreted tree, lanes on the JIT),
+//! each side with a fixed time per move, the challenger in each seat in
+//! turn: the duel the player runs during the start clock
+//! (docs/mcts.md, *Policy duels*), on any settings and with more games.
+
+use crate::machines::BuildArgs;
+use crate::opts;
+use anyhow::{bail, Result};
+use propel_compiler::Deadline;
+use propel_runtime::analysis::analyse;
+use propel_runtime::build::prepare;
+use propel_runtime::mcts::{duel, Config, Tuning};
+use propel_runtime::{Hybrid, StateMachine};
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The game (.kif), with two roles.
+    game: PathBuf,
+    /// The challenger's search settings (`--search` of `propel serve`).
+    #[arg(long)]
+    challenger: Tuning,
+    /// The base's search settings (default: the player's).
+    #[arg(long, default_value = "")]
+    base: Tuning,
+    /// Search time of a side per move (seconds, 0.001 to 60).
+    #[arg(long, default_value_t = 0.05, value_parser = opts::seconds_between(0.001, 60.0), allow_hyphen_values = true)]
+    move_time: f64,
+    /// Games to play (1 to 10,000; the challenger takes the first role in
+    /// even games).
+    #[arg(long, default_value_t = 8, value_parser = opts::count(1, 10_000), allow_hyphen_values = true)]
+    games: usize,
+    /// Stop after this many seconds (the game under way is not counted).
+    #[arg(long, value_parser = opts::seconds(), allow_hyphen_values = true)]
+    seconds: Option<f64>,
+    /// Seconds of meta-game analysis first, as the player's (0.1 to 600).
+    #[arg(long, default_value_t = 3.0, value_parser = opts::seconds_between(0.1, 600.0), allow_hyphen_values = true)]
+    analyse: f64,
+    /// Random seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    build: BuildArgs,
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let game = a.build.load_game(&a.game)?;
+    let opts = a.build.build_options()?;
+    let p = prepare(&game, &opts).map_err(|e| anyhow::anyhow!("a duel needs a propnet: {e}"))?;
+    if p.net().roles.len() != 2 {
+        bail!("{}: a duel needs a game of two roles, not {}", a.game.display(), p.net().roles.len());
+    }
+    let analysis = analyse(p.net(), p.goal_net(), &p.propnet(), Duration::from_secs_f64(a.analyse), a.seed, false)?;
+    let (native, _) = p.jit(&game.name)?;
+    let lanes = native.has_lanes();
+    let mut m = Hybrid::new(p.propnet(), native);
+    let config = |t: &Tuning| {
+        let mut c = Config { seed: a.seed, ..Config::default() };
+        t.configure(&mut c, &analysis, true, false);
+        // As the player: greedy rollouts with no lane counterpart run one
+        // leaf at a time.
+        c.lanes = lanes && (!c.greedy || c.win_first.is_some() || c.decisive);
+        c
+    };
+    let (base, challenger) = (config(&a.base), config(&a.challenger));
+    let root = m.initial_state()?;
+    let stop = match a.seconds {
+        Some(s) => Deadline::at(Instant::now() + Duration::from_secs_f64(s)),
+        None => Deadline::none(),
+    };
+    let t = Instant::now();
+    let games = u32::try_from(a.games)?;
+    let d = duel::duel(&m, &root, &base, &challenger, Duration::from_secs_f64(a.move_time), games, &stop)?;
+    let seconds = t.elapsed().as_secs_f64();
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "game": a.game.display().to_string(), "move_time": a.move_time, "seconds": seconds,
+                "games": d.games, "wins": d.wins, "draws": d.draws, "losses": d.losses,
+                "mean": d.mean(), "adopt": d.adopt(), "plies": d.plies, "cut_short": d.cut_short,
+            })
+        );
+    } else {
+        println!("duel on {} ({:.1} s, {} moves, {} s a move)", a.game.display(), seconds, d.plies, a.move_time);
+        println!("{}", d.describe("the challenger"));
+        if d.cut_short {
+            println!("the last game was cut short (the time limit or {} moves) and is not counted", duel::MAX_PLIES);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
