@@ -213,6 +213,10 @@ struct Decisive {
     round: Vec<(u32, Word)>,
 }
 
+/// Inputs, ascending, each with the bases (other roles' pieces) it takes
+/// where one stands.
+pub type CaptureTable = Vec<(u32, Vec<u32>)>;
+
 /// How capture-first lanes know a capture ([`Lanes::set_capture_first`]).
 #[derive(Clone, Debug)]
 pub enum Captures {
@@ -221,7 +225,7 @@ pub enum Captures {
     LookAhead(Material),
     /// Known beforehand: inputs with the bases (other roles' pieces) each
     /// takes where one stands, ascending by input.
-    Table(Vec<(u32, Vec<u32>)>),
+    Table(CaptureTable),
 }
 
 /// What capture-first lanes keep: per role, the other roles' pieces,

@@ -97,7 +97,7 @@ pub struct Analysis {
     /// the greedy sample to take another role's piece, each with the
     /// pieces (bases, ascending) it took: what capture-first lanes read
     /// without a look-ahead (`lanes::Captures::Table`).
-    pub captures: Vec<(u32, Vec<u32>)>,
+    pub captures: crate::lanes::CaptureTable,
     /// A few of those moves' names, for reports.
     pub capture_names: Vec<String>,
     /// Decisive safe-first lanes for rollouts (`mcts::Config::decisive`):

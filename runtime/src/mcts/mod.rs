@@ -113,7 +113,7 @@ pub struct Config {
     /// The moves known to take a piece, with the pieces (bases) each
     /// takes (the analysis's `captures`): capture-first lanes read them
     /// instead of looking ahead (`lanes::Captures::Table`).
-    pub capture_table: Option<Arc<Vec<(u32, Vec<u32>)>>>,
+    pub capture_table: Option<Arc<crate::lanes::CaptureTable>>,
     /// Material-cutoff lane rollouts (with `material`): a rollout that has
     /// played this many steps without ending stops, valued by its
     /// material against the root's (`lanes::Lanes::set_cutoff`; 0: off).
