@@ -98,6 +98,30 @@ fn hanoi_is_solved_breadth_first_in_63_moves() {
     assert_solution_wins(&game, &sol.moves);
 }
 
+/// On the bundled breakthrough the analysis's table of capturing moves
+/// (what capture-first lanes read) holds diagonal moves only, each taking
+/// the other side's pawn on the square it moves to, and both sides'.
+#[test]
+fn capturing_moves_take_the_pawn_on_their_target_square() {
+    let (_, p, a) = analysis_of(&root().join("games/breakthrough.kif"), Duration::from_secs(2));
+    assert!(a.material.is_some(), "{}", a.material_reason);
+    let net = p.net();
+    let mut by_role = [0, 0];
+    for (i, bases) in &a.captures {
+        let input = &net.inputs[*i as usize];
+        let role = &net.roles[input.role as usize];
+        by_role[input.role as usize] += 1;
+        // (move x1 y1 x2 y2)
+        let xs: Vec<&str> = input.name.trim_matches(|c| c == '(' || c == ')').split(' ').collect();
+        assert_eq!(xs.len(), 5, "{}", input.name);
+        assert_ne!(xs[1], xs[3], "a straight move takes nothing: {}", input.name);
+        let foe = if role == "white" { "black" } else { "white" };
+        let taken: Vec<&str> = bases.iter().map(|&b| net.bases[b as usize].name.as_str()).collect();
+        assert_eq!(taken, [format!("(cellholds {} {} {foe})", xs[3], xs[4])], "{}", input.name);
+    }
+    assert!(by_role.iter().all(|&n| n > 20), "capturing moves by role: {by_role:?}");
+}
+
 #[test]
 fn analysis_learns_material_in_checkers() {
     let Some((_, _, a)) = corpus_analysis("base/checkersSmall.v1.kif", Duration::from_secs(4)) else { return };

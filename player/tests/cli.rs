@@ -237,9 +237,10 @@ fn greedy_search_leaves_the_lanes() {
 }
 
 /// `search --analyse` searches as the player would after its analysis:
-/// on breakthrough the analysis finds material (children join at once)
-/// and winning moves (win-first lanes); `--search` changes that as the
-/// player's does, and is refused without `--analyse`.
+/// on breakthrough the analysis finds material (children join at once),
+/// winning moves (win-first lanes) and capturing moves (captures first by
+/// table); `--search` changes that as the player's does, and is refused
+/// without `--analyse`.
 #[test]
 fn search_with_the_analysis_searches_as_the_player() {
     let run = |extra: &[&str]| -> Value {
@@ -250,11 +251,11 @@ fn search_with_the_analysis_searches_as_the_player() {
         serde_json::from_str(stdout(&o).trim()).unwrap()
     };
     let v = run(&[]);
-    assert_eq!(v["rollout_policy"].as_str(), Some("win-first lanes"), "{v}");
+    assert_eq!(v["rollout_policy"].as_str(), Some("win-first lanes, captures first by table"), "{v}");
     assert_eq!(v["expand_after"], 1, "{v}");
-    let v = run(&["--search", "cutoff=12"]);
+    let v = run(&["--search", "cutoff=12,capture=0"]);
     assert_eq!(v["rollout_policy"].as_str(), Some("win-first lanes, cut by material"), "{v}");
-    let v = run(&["--search", "capture=0.8"]);
+    let v = run(&["--search", "capture=0.8,capture-by=look-ahead"]);
     assert_eq!(v["rollout_policy"].as_str(), Some("decisive safe-first capture-first lanes"), "{v}");
     let v = run(&["--search", "material=off,greedy=off"]);
     assert_eq!(v["rollout_policy"].as_str(), Some("lanes"), "{v}");
@@ -651,4 +652,36 @@ fn the_player_searches_on_every_core_unless_told() {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     assert_eq!(serve_threads(&[]), cores);
     assert_eq!(serve_threads(&["--threads", "3"]), 3);
+}
+
+/// `propel duel` plays the games asked for between two settings on the
+/// player's machine and reports them; a game of one role is refused with
+/// its reason, and a bad setting by clap.
+#[test]
+fn duel_plays_its_games_and_refuses_one_role_games() {
+    let o = propel(&[
+        "duel",
+        "games/breakthrough.kif",
+        "--challenger",
+        "capture=0",
+        "--games",
+        "2",
+        "--move-time",
+        "0.005",
+        "--analyse",
+        "0.3",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["games"], 2, "{v}");
+    let (w, d, l) = (v["wins"].as_u64().unwrap(), v["draws"].as_u64().unwrap(), v["losses"].as_u64().unwrap());
+    assert_eq!(w + d + l, 2, "{v}");
+    assert_eq!(v["adopt"], false, "two games decide nothing: {v}");
+    assert!(v["plies"].as_u64().unwrap() >= 2 * 10, "breakthrough takes at least 10 moves: {v}");
+    let o = propel(&["duel", "games/hanoi.kif", "--challenger", "capture=0", "--analyse", "0.1"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("two roles"), "{}", stderr(&o));
+    let o = propel(&["duel", "games/breakthrough.kif", "--challenger", "capture=2"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }

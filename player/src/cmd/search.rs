@@ -125,7 +125,7 @@ struct Outcome {
     machine: &'static str,
     lanes: bool,
     /// How rollouts chose their moves ([`Search::rollout_policy`]).
-    policy: &'static str,
+    policy: String,
     /// The mode that ran (`auto` resolved).
     mode: Mode,
     role: String,
@@ -241,7 +241,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 machine_chosen: out.chosen.name.to_string(),
                 machine_reason: out.chosen.why.clone(),
                 lanes: out.lanes,
-                rollout_policy: out.policy.to_string(),
+                rollout_policy: out.policy.clone(),
                 expand_after: s.expand_after,
                 mode: format!("{:?}", out.mode).to_lowercase(),
                 threads: a.threads,

@@ -167,3 +167,21 @@ where
     }
     Ok(d)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A challenger is adopted from four games and a mean of 0.6 on.
+    #[test]
+    fn adopted_from_four_games_at_three_in_four() {
+        let d = |games, score| Duel { games, score, ..Duel::default() };
+        assert!(!d(3, 3.0).adopt(), "three games are too few");
+        assert!(d(4, 3.0).adopt());
+        assert!(!d(4, 2.0).adopt());
+        assert!(!d(8, 4.5).adopt(), "0.5625 is below 0.6");
+        assert!(d(8, 5.0).adopt());
+        assert_eq!(Duel::default().mean(), None);
+        assert!(d(4, 3.0).describe("x").ends_with("adopted"));
+    }
+}

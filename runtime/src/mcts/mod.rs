@@ -229,7 +229,7 @@ pub struct Stats {
     /// Playouts per request at the end (adapted).
     pub per_request: u32,
     /// How rollouts chose their moves ([`Search::rollout_policy`]).
-    pub rollout_policy: &'static str,
+    pub rollout_policy: String,
     /// The visit of a move at which its child joins the graph
     /// ([`Graph::expand_after`]: 1 where heuristics start new nodes).
     pub expand_after: u32,
@@ -456,39 +456,34 @@ where
         self.runner.is_some()
     }
 
-    /// How rollouts choose their moves, for reports: `decisive lanes`, `safe-first lanes`,
-    /// `win-first lanes`, `lanes` (uniform), `greedy` (one at a time) or
-    /// `uniform`.
-    pub fn rollout_policy(&self) -> &'static str {
-        match &self.runner {
-            Some(r) if r.capture_table() => match (r.decisive(), r.safe_first(), r.win_first().is_empty()) {
-                (true, true, _) => "decisive safe-first lanes, captures first by table",
-                (true, false, _) => "decisive lanes, captures first by table",
-                (false, true, _) => "safe-first lanes, captures first by table",
-                (false, false, false) => "win-first lanes, captures first by table",
-                (false, false, true) => "lanes, captures first by table",
-            },
-            Some(r) if r.capture_first().is_some() => match (r.safe_first(), r.cutoff().is_some()) {
-                (true, false) => "decisive safe-first capture-first lanes",
-                (false, false) => "decisive capture-first lanes",
-                (true, true) => "decisive safe-first capture-first lanes, cut by material",
-                (false, true) => "decisive capture-first lanes, cut by material",
-            },
-            Some(r) if r.cutoff().is_some() && r.decisive() && r.safe_first() => {
-                "decisive safe-first lanes, cut by material"
-            }
-            Some(r) if r.cutoff().is_some() && r.decisive() => "decisive lanes, cut by material",
-            Some(r) if r.cutoff().is_some() && r.safe_first() => "safe-first lanes, cut by material",
-            Some(r) if r.cutoff().is_some() && !r.win_first().is_empty() => "win-first lanes, cut by material",
-            Some(r) if r.cutoff().is_some() => "lanes, cut by material",
-            Some(r) if r.decisive() && r.safe_first() => "decisive safe-first lanes",
-            Some(r) if r.decisive() => "decisive lanes",
-            Some(r) if r.safe_first() => "safe-first lanes",
-            Some(r) if !r.win_first().is_empty() => "win-first lanes",
-            Some(_) => "lanes",
-            None if self.config.greedy_rollouts().is_some() => "greedy",
-            None => "uniform",
+    /// How rollouts choose their moves, for reports: `greedy` or `uniform`
+    /// one at a time, or lanes with what they do besides uniform draws
+    /// (`decisive safe-first lanes`, `win-first lanes, cut by material`,
+    /// `win-first lanes, captures first by table`, ...).
+    pub fn rollout_policy(&self) -> String {
+        let Some(r) = &self.runner else {
+            return if self.config.greedy_rollouts().is_some() { "greedy" } else { "uniform" }.into();
+        };
+        let mut p = String::new();
+        if r.decisive() {
+            p += "decisive ";
         }
+        if r.safe_first() {
+            p += "safe-first ";
+        }
+        if r.capture_first().is_some() && !r.capture_table() {
+            p += "capture-first ";
+        } else if !r.decisive() && !r.safe_first() && !r.win_first().is_empty() {
+            p += "win-first ";
+        }
+        p += "lanes";
+        if r.cutoff().is_some() {
+            p += ", cut by material";
+        }
+        if r.capture_table() {
+            p += ", captures first by table";
+        }
+        p
     }
 
     /// One thread: lane-parallel where the machine can, else one rollout
@@ -574,7 +569,7 @@ where
             search_busy: 1.0,
             rollout_idle: 0.0,
             per_request: 1,
-            rollout_policy: "",
+            rollout_policy: String::new(),
             expand_after: 1,
             peak_inflight,
         })
