@@ -460,7 +460,12 @@ impl Lanes {
                     .filter(|(i, _)| *i < inputs)
                     .map(|(i, bases)| (*i, bases.iter().filter_map(word).collect::<Vec<u32>>()))
                     .filter(|(_, w)| !w.is_empty())
-                    .collect();
+                    .collect::<CaptureTable>();
+                if table.is_empty() {
+                    // Nothing to read: off, rather than a look-ahead never asked for.
+                    self.capture = None;
+                    return;
+                }
                 (Vec::new(), table)
             }
         };
