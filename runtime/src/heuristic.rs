@@ -74,6 +74,17 @@ pub struct Material {
 }
 
 impl Material {
+    /// Per role, the bases of the other roles' pieces (what its moves can
+    /// capture).
+    pub fn foes(&self) -> Vec<Vec<u32>> {
+        (0..self.pieces.len())
+            .map(|r| {
+                let others = self.pieces.iter().enumerate().filter(|&(o, _)| o != r);
+                others.flat_map(|(_, ps)| ps.iter().map(|&(b, _)| b)).collect()
+            })
+            .collect()
+    }
+
     /// Role `role`'s material in the state with these base bits.
     pub fn of(&self, role: usize, bits: &[u64]) -> f64 {
         let Some(pieces) = self.pieces.get(role) else { return 0.0 };

@@ -441,13 +441,7 @@ impl Lanes {
         let word = |b: &u32| plan.base.get(*b as usize).copied();
         let (foes, table) = match captures {
             Captures::LookAhead(material) => {
-                let words: Vec<Vec<u32>> =
-                    material.pieces.iter().map(|ps| ps.iter().filter_map(|(b, _)| word(b)).collect()).collect();
-                let foes = (0..words.len())
-                    .map(|r| {
-                        words.iter().enumerate().filter(|&(o, _)| o != r).flat_map(|(_, w)| w.iter().copied()).collect()
-                    })
-                    .collect();
+                let foes = material.foes().iter().map(|bs| bs.iter().filter_map(word).collect()).collect();
                 if self.decisive.is_none() {
                     self.set_decisive(plan, true);
                 }

@@ -2,8 +2,7 @@
 //! [--games N]`: games between two of the player's search settings on the
 //! machine the player would search on (interpreted tree, lanes on the JIT),
 //! each side with a fixed time per move, the challenger in each seat in
-//! turn: the duel the player runs during the start clock
-//! (docs/mcts.md, *Policy duels*), on any settings and with more games.
+//! turn (docs/mcts.md, *Duels*).
 
 use crate::machines::BuildArgs;
 use crate::opts;
@@ -65,9 +64,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let config = |t: &Tuning| {
         let mut c = Config { seed: a.seed, ..Config::default() };
         t.configure(&mut c, &analysis, true, false);
-        // As the player: greedy rollouts with no lane counterpart run one
-        // leaf at a time.
-        c.lanes = lanes && (!c.greedy || c.win_first.is_some() || c.decisive);
+        c.lanes = lanes && c.lanes_fit();
         c
     };
     let (base, challenger) = (config(&a.base), config(&a.challenger));

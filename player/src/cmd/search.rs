@@ -197,7 +197,7 @@ where
         a.search.configure(&mut cfg, an, true, false);
         // As the player: greedy rollouts with no winning moves for lanes
         // run one leaf at a time.
-        cfg.lanes = !a.no_lanes && (!cfg.greedy || cfg.win_first.is_some() || cfg.decisive);
+        cfg.lanes = !a.no_lanes && cfg.lanes_fit();
         if a.rave > 0.0 {
             cfg.rave = a.rave;
         }

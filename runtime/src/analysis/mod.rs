@@ -384,15 +384,7 @@ pub fn analyse_until(
     // mover is tried to learn which moves can end the game at all.
     let greedy_budget = budget.mul_f64(0.15);
     let ends = if a.games > 0 && !a.simultaneous {
-        let foes: Vec<Vec<u32>> = match &a.material {
-            Some(mat) => (0..mat.pieces.len())
-                .map(|r| {
-                    let others = mat.pieces.iter().enumerate().filter(|&(o, _)| o != r);
-                    others.flat_map(|(_, ps)| ps.iter().map(|&(b, _)| b)).collect()
-                })
-                .collect(),
-            None => Vec::new(),
-        };
+        let foes = a.material.as_ref().map(|m| m.foes()).unwrap_or_default();
         endings::sample(&mut m, &s0, net.inputs.len(), greedy_budget, &mut rng, stop, MAX_SAMPLES, &foes)?
     } else {
         endings::Endings::default()

@@ -1,8 +1,8 @@
 //! Duels: short games between two search configurations on one machine,
 //! each side with a fixed time per move, the challenger in each seat in
-//! turn. The player runs one during the start clock where a choice of
-//! rollout policy pays on some games and loses on others and nothing in
-//! the game's structure told them apart (docs/mcts.md, *Policy duels*).
+//! turn: a quick screen of a search setting before matches (`propel
+//! duel`; docs/mcts.md, *Duels*, says why the player does not duel in its
+//! start clock).
 
 use super::{Config, Search};
 use crate::machine::MachineError;

@@ -204,6 +204,13 @@ impl Default for Config {
 pub const EXPAND_AFTER: u32 = 3;
 
 impl Config {
+    /// Whether rollouts can run on lanes with these settings: greedy
+    /// rollouts have no lane form unless win-first or decisive lanes stand
+    /// in for them (the player's rule; else one leaf at a time).
+    pub fn lanes_fit(&self) -> bool {
+        !self.greedy || self.win_first.is_some() || self.decisive
+    }
+
     /// What greedy rollouts try, when they are on (see [`Search::new`]).
     fn greedy_rollouts(&self) -> Option<&Greedy> {
         self.greedy_moves.as_deref().filter(|_| self.greedy)
