@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """The strength suite's table, from the match records under OUT.
 
-    scripts/strength-table.py OUT [PLAYER]
+    scripts/strength-table.py OUT... [--player PLAYER]
 
 Reads OUT/<opponent>/<game>/propel.*.json (what `propel match` writes) and
 prints, per opponent and game, the wins, draws and losses of the measured
 player (the seat whose name starts with PLAYER@, default `propel`), its
 score (a win 1, a draw 1/2) with a normal 95% interval over the matches,
 its score in each seat, and the errors and fallbacks of both sides; then
-the whole suite per opponent.
+the whole suite per opponent. Several OUTs add up: runs of the same
+binaries made at different times (other games, other seeds) give one table.
+A last argument that is not a folder is taken as PLAYER, as before.
 """
 
 import json
@@ -76,41 +78,67 @@ class Tally:
         )
 
 
+def arguments(argv):
+    """The OUT folders and the measured player's name prefix."""
+    args = list(argv)
+    me = "propel"
+    if "--player" in args:
+        i = args.index("--player")
+        if i + 1 >= len(args):
+            sys.exit("--player needs a name")
+        me = args[i + 1]
+        del args[i : i + 2]
+    elif len(args) > 1 and not Path(args[-1]).is_dir():
+        me = args.pop()
+    outs = [Path(a) for a in args]
+    for out in outs:
+        if not out.is_dir():
+            sys.exit(f"{out} is not a folder of match records")
+    return outs, me + "@"
+
+
+def tally(outs, me):
+    """{opponent: {game: Tally}} over every completed match under `outs`."""
+    by_opp = {}
+    for out in outs:
+        for opp_dir in sorted(p for p in out.iterdir() if p.is_dir() and p.name != "logs"):
+            games = by_opp.setdefault(opp_dir.name, {})
+            for rec_path in sorted(opp_dir.glob("*/propel.*.json")):
+                try:
+                    rec = json.loads(rec_path.read_text())
+                except (OSError, ValueError) as e:
+                    print(f"skipping {rec_path}: {e}", file=sys.stderr)
+                    continue
+                names = rec.get("playerNamesFromHost", [])
+                goals = rec.get("goalValues", [])
+                seat = next((i for i, n in enumerate(names) if n.startswith(me)), None)
+                if seat is None or len(goals) != len(names) or not rec.get("isCompleted"):
+                    continue
+                others = [g for i, g in enumerate(goals) if i != seat]
+                best = max(others) if others else goals[seat]
+                score = 1.0 if goals[seat] > best else 0.0 if goals[seat] < best else 0.5
+                # Copies of a game (COPIES=N: <game>.copyN) count as the game.
+                t = games.setdefault(re.sub(r"\.copy\d+$", "", rec_path.parent.name), Tally())
+                t.add(score, seat)
+                t.errors += errors_of(rec, seat)
+                t.opp_errors += sum(errors_of(rec, i) for i in range(len(names)) if i != seat)
+                fb = rec.get("playerFallbacks", [])
+                t.fallbacks += fb[seat] if seat < len(fb) else 0
+    return by_opp
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    out = Path(sys.argv[1])
-    me = (sys.argv[2] if len(sys.argv) > 2 else "propel") + "@"
+    outs, me = arguments(sys.argv[1:])
     header = (
         f"{'game':<26} {'n':>4} {'W-D-L':<7} {'score (95%)':<14} {'by seat':<11}"
         f" {'errs':>4} {'fallb':>5} {'opp-errs':>6}"
     )
-    for opp_dir in sorted(p for p in out.iterdir() if p.is_dir() and p.name != "logs"):
-        games = {}
-        for rec_path in sorted(opp_dir.glob("*/propel.*.json")):
-            try:
-                rec = json.loads(rec_path.read_text())
-            except (OSError, ValueError) as e:
-                print(f"skipping {rec_path}: {e}", file=sys.stderr)
-                continue
-            names = rec.get("playerNamesFromHost", [])
-            goals = rec.get("goalValues", [])
-            seat = next((i for i, n in enumerate(names) if n.startswith(me)), None)
-            if seat is None or len(goals) != len(names) or not rec.get("isCompleted"):
-                continue
-            others = [g for i, g in enumerate(goals) if i != seat]
-            best = max(others) if others else goals[seat]
-            score = 1.0 if goals[seat] > best else 0.0 if goals[seat] < best else 0.5
-            # Copies of a game (COPIES=N: <game>.copyN) count as the game.
-            t = games.setdefault(re.sub(r"\.copy\d+$", "", rec_path.parent.name), Tally())
-            t.add(score, seat)
-            t.errors += errors_of(rec, seat)
-            t.opp_errors += sum(errors_of(rec, i) for i in range(len(names)) if i != seat)
-            fb = rec.get("playerFallbacks", [])
-            t.fallbacks += fb[seat] if seat < len(fb) else 0
+    for opp, games in sorted(tally(outs, me).items()):
         if not games:
             continue
-        print(f"\n{me[:-1]} against {opp_dir.name}")
+        print(f"\n{me[:-1]} against {opp}")
         print(header)
         total = Tally()
         for name, t in sorted(games.items()):
