@@ -10,7 +10,9 @@ score (a win 1, a draw 1/2) with a normal 95% interval over the matches,
 its score in each seat, and the errors and fallbacks of both sides; then
 the whole suite per opponent. Several OUTs add up: runs of the same
 binaries made at different times (other games, other seeds) give one table.
-A last argument that is not a folder is taken as PLAYER, as before.
+A last argument that is not a folder is taken as PLAYER, as before. The
+last line per opponent is the mean of the games' scores, each game
+weighed once whatever its count of matches.
 """
 
 import json
@@ -145,6 +147,10 @@ def main():
             print(t.row(name))
             total.merge(t)
         print(total.row("suite"))
+        # Where games have different counts (runs added up), the suite row
+        # weighs the games by their matches; this weighs each game once.
+        means = [sum(t.scores) / len(t.scores) for t in games.values() if t.scores]
+        print(f"{'mean of the games':<26} {len(means):>4} {'':<7} {100 * sum(means) / len(means):>5.1f}%")
 
 
 if __name__ == "__main__":
