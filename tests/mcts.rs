@@ -254,6 +254,32 @@ fn lane_parallel_search_solves_the_drawn_endgame() {
     assert_eq!(v.as_slice(), &[0.5, 0.5]);
 }
 
+/// With settled children passed by (`Config::settle`), the drawn endgame
+/// is still proven (a node's every child solved), by one-leaf and by
+/// lane-parallel search, and every visit is backed up.
+#[test]
+fn settled_children_still_solve_the_drawn_endgame() {
+    let g = game("tictactoe.kif");
+    let mut m = propnet_machine(&g, propel_compiler::propnet::passes::Pass::ALL);
+    let s = play(&mut m, &DRAWN_ENDGAME);
+    let one = Search::new(m, s, Config { settle: true, ..config(1, Mode::Pipeline, 10_000) }).unwrap();
+    solves_to_a_draw("one leaf", one);
+    let mut lanes = lane_search(hybrid(&g), &DRAWN_ENDGAME, 1);
+    lanes.graph.set_settle(true);
+    solves_to_a_draw("lanes", lanes);
+}
+
+fn solves_to_a_draw<M: Simulator>(name: &str, mut search: Search<M>)
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
+    search.run(Instant::now() + Duration::from_secs(20)).unwrap();
+    let v = search.graph.root_solved().unwrap_or_else(|| panic!("{name}: solved within 20 s"));
+    assert_eq!(v.as_slice(), &[0.5, 0.5], "{name}");
+    search.graph.check_visits().unwrap_or_else(|e| panic!("{name}: {e}"));
+}
+
 /// After any run, in every mode, each move's visits equal the values
 /// backed up through it: no selection's virtual visit is left behind (the
 /// pipeline used to drop replies still in flight at its deadline). Runs

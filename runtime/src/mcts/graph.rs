@@ -113,6 +113,10 @@ pub(crate) struct Edge<Mv> {
     /// worse, so selection and the move played pass it by (MCTS-Solver's
     /// proven losses, Winands et al. 2008). Set by [`Graph::solve`].
     lost: bool,
+    /// The child is solved, so a visit learns nothing new; with settled
+    /// children passed by ([`Graph::set_settle`]) selection takes the
+    /// node's open moves while it has any. Set by [`Graph::solve`].
+    settled: bool,
     /// RAVE (all moves as first): iterations through the node in which
     /// the role played this move there or later, and the sum of the
     /// role's values over them ([`Graph::set_rave`]).
@@ -122,7 +126,7 @@ pub(crate) struct Edge<Mv> {
 
 impl<Mv> Edge<Mv> {
     fn new(mv: Mv) -> Self {
-        Edge { mv, visits: 0, backed: 0, sum: 0.0, child: NONE, lost: false, amaf: 0, amaf_sum: 0.0 }
+        Edge { mv, visits: 0, backed: 0, sum: 0.0, child: NONE, lost: false, settled: false, amaf: 0, amaf_sum: 0.0 }
     }
 }
 
@@ -142,6 +146,9 @@ pub(crate) struct Node<S, Mv> {
     /// most visited move, which need not win (a proven pentago win was
     /// lost that way).
     proof: u16,
+    /// Where not solved: the best value (0..1) the chooser has among the
+    /// solved children, and the move to it ([`NO_PROOF`]: none).
+    floor: (f64, u16),
     expanded: bool,
     /// Every role's moves, role after role: role `r`'s are
     /// `edges[ends[r - 1]..ends[r]]` (one allocation for them all).
@@ -194,6 +201,7 @@ impl<S, Mv> Node<S, Mv> {
             solved: false,
             value: SmallVec::new(),
             proof: NO_PROOF,
+            floor: (0.0, NO_PROOF),
             expanded: false,
             edges: Vec::new(),
             ends: SmallVec::new(),
@@ -294,6 +302,7 @@ impl<S, Mv> Node<S, Mv> {
         self.solved = false;
         self.value.clear();
         self.proof = NO_PROOF;
+        self.floor = (0.0, NO_PROOF);
         self.expanded = false;
         self.edges.clear();
         self.ends.clear();
@@ -448,6 +457,9 @@ where
     material_backup: bool,
     /// Proven losses not backed up ([`Graph::set_drop_lost`]).
     drop_lost: bool,
+    /// Solved children passed by while a move is open, values lifted to
+    /// what the chooser has secured ([`Graph::set_settle`]).
+    settle: bool,
     /// Every terminal state met so far has goals that add up to the
     /// maximum (two roles): one role's value is the other's complement.
     fixed_sum: bool,
@@ -491,6 +503,7 @@ where
             local_material: false,
             material_backup: false,
             drop_lost: false,
+            settle: false,
             fixed_sum: true,
             normalized: 0,
             amaf_seen: Vec::new(),
@@ -535,6 +548,22 @@ where
     /// look strong to every node above.
     pub fn set_drop_lost(&mut self, on: bool) {
         self.drop_lost = on;
+    }
+
+    /// Score-bounded selection, its lower bound only (after Cazenave and
+    /// Saffidine's score-bounded MCTS): at a node where one role chooses
+    /// and that is not solved, a move whose child is solved (a draw, or
+    /// any value short of the best) is no longer selected while the node
+    /// has an open move: a visit there backs up a value already known and
+    /// learns nothing, and a tree kept from turn to turn could spend most
+    /// of its iterations so (a connect four loss, docs/mcts.md). The
+    /// chooser can have the best solved child's value whatever the open
+    /// moves are worth, so in a two-role game whose goals add up to the
+    /// maximum, a value backed up through the node is lifted to at least
+    /// that; and at the root the move played is that child where the
+    /// most visited move's mean is lower.
+    pub fn set_settle(&mut self, on: bool) {
+        self.settle = on;
     }
 
     fn material_backup_on(&self) -> bool {
@@ -1097,6 +1126,7 @@ where
         // Implicit minimax: part of a child's value is its minimax share.
         let alpha = if self.minimax_on() && node.single.is_some() { self.minimax } else { 0.0 };
         let rave = self.rave;
+        let settle = self.settle;
         let (mut best, mut best_score) = (offset, f64::NEG_INFINITY);
         // From `offset` to the end, then from the start: the first of equal
         // scores wins, so ties go to a random one.
@@ -1109,7 +1139,13 @@ where
                 i = if i + 1 == k { 0 } else { i + 1 };
                 continue;
             }
-            let score = if e.visits == 0 {
+            let score = if settle && e.settled {
+                // Below every open move's score (means and exploration
+                // are not negative), so taken only where no move is open
+                // (children recycled before the node was solved).
+                let mean = if e.visits > 0 { e.sum / e.visits as f64 } else { 0.0 };
+                mean - 10.0
+            } else if e.visits == 0 {
                 if rave == 0.0 || e.amaf == 0 {
                     return i as u16;
                 }
@@ -1352,6 +1388,7 @@ where
             self.fixed_sum = false;
         }
         let mut v: SmallVec<[f64; 4]> = SmallVec::from_slice(value);
+        let lift = self.settle && self.roles == 2 && v.len() == 2 && self.fixed_sum;
         // The material of the path's nodes, then of the node the last step
         // leads to.
         let mut mats: SmallVec<[(f32, f32); 32]> = SmallVec::new();
@@ -1372,6 +1409,16 @@ where
                 e.sum += v.get(role).copied().unwrap_or(0.0);
                 e.backed += 1;
             });
+            // The chooser here has the best solved child's value whatever
+            // this path's move was worth: the node above gets no less.
+            if lift && n.floor.1 != NO_PROOF {
+                if let Some(c) = n.single.map(usize::from).filter(|&c| c < 2) {
+                    if v[c] < n.floor.0 {
+                        v[c] = n.floor.0;
+                        v[1 - c] = 1.0 - n.floor.0;
+                    }
+                }
+            }
             // No selection adds a visit to a forced move: the visit comes
             // with its value.
             n.each_forced(|role, e| {
@@ -1616,6 +1663,7 @@ where
         let mut best: Option<(f64, NodeRef, u16)> = None;
         let mut all = true;
         let mut lost: SmallVec<[u16; 8]> = SmallVec::new();
+        let mut settled: SmallVec<[u16; 8]> = SmallVec::new();
         let mut moves: SmallVec<[u16; 4]> = SmallVec::from_elem(0, self.roles);
         for i in 0..n.moves(chooser) {
             moves[chooser] = i as u16;
@@ -1628,6 +1676,9 @@ where
                     }
                     if v <= 0.0 && !n.role(chooser)[i].lost {
                         lost.push(i as u16);
+                    }
+                    if !n.role(chooser)[i].settled {
+                        settled.push(i as u16);
                     }
                 }
                 None => all = false,
@@ -1645,6 +1696,12 @@ where
                     e.lost = true;
                 }
             }
+            for i in settled {
+                if let Some(e) = n.edge_mut(chooser, i as usize) {
+                    e.settled = true;
+                }
+            }
+            n.floor = best.map_or((0.0, NO_PROOF), |(v, _, i)| (v, i));
             return false;
         }
         let value = best.and_then(|(_, at, _)| self.get(at)).map(|c| c.value.clone()).unwrap_or_default();
@@ -1692,6 +1749,13 @@ where
         }
         let e = &edges[move_to_play(edges.len(), |i| edges[i].visits, |i| edges[i].lost)?];
         let mean = if e.visits > 0 { e.sum / e.visits as f64 } else { 0.0 };
+        // With settled children passed by, the most visited move is an
+        // open one; the best solved child, less visited, may be worth more.
+        if self.settle && n.chooser(self.roles) == Some(role) && n.floor.0 > mean {
+            if let Some(f) = edges.get(n.floor.1 as usize) {
+                return Some((f.mv, n.floor.0, f.visits));
+            }
+        }
         Some((e.mv, proven.unwrap_or(mean), e.visits))
     }
 
@@ -1856,6 +1920,89 @@ mod tests {
         assert_eq!(mv, graph.nodes[r].role(1)[moves - 1].mv);
         // The other role's one move carries the proven win.
         assert_eq!(graph.best(0).unwrap().1, 1.0);
+    }
+
+    /// Iterations from the bundled tic-tac-toe's initial state, every
+    /// rollout valued as a draw.
+    fn searched(iterations: usize) -> (PropnetMachine, Graph<PropnetMachine>) {
+        let (mut m, s) = tictactoe(&[]);
+        let mut graph = Graph::new(&mut m, s, 10_000, 0.7, 3).unwrap();
+        graph.set_settle(true);
+        let mut path = Vec::new();
+        for _ in 0..iterations {
+            match graph.select(&mut m, &mut path).unwrap() {
+                Leaf::Known(v) => graph.backprop_known(&path, &v),
+                Leaf::Rollout(_) => graph.backprop(&path, &[0.5, 0.5]),
+                Leaf::Expand { .. } => unreachable!("an eager selection computes its child"),
+            }
+        }
+        (m, graph)
+    }
+
+    /// With settled children passed by, a move whose child is solved is
+    /// not selected while another is open, and is once every other move is
+    /// a proven loss; at the root, the best solved child is played where
+    /// it is worth more than the most visited move's mean.
+    #[test]
+    fn settled_moves_wait_while_a_move_is_open() {
+        let (_, mut graph) = searched(300);
+        let r = graph.root;
+        let k = graph.nodes[r.idx as usize].moves(0);
+        assert_eq!(k, 9);
+        let most = (0..k).max_by_key(|&i| graph.nodes[r.idx as usize].role(0)[i].visits).unwrap();
+        // The best mean by far: off, UCB takes it at once.
+        let e = graph.nodes[r.idx as usize].edge_mut(0, most).unwrap();
+        (e.settled, e.sum) = (true, e.visits as f64);
+        for _ in 0..200 {
+            assert_ne!(graph.ucb(r, 0) as usize, most);
+        }
+        for i in (0..k).filter(|&i| i != most) {
+            graph.nodes[r.idx as usize].edge_mut(0, i).unwrap().lost = true;
+        }
+        assert_eq!(graph.ucb(r, 0) as usize, most);
+        // Off, the settled move is an ordinary one.
+        graph.set_settle(false);
+        for i in 0..k {
+            graph.nodes[r.idx as usize].edge_mut(0, i).unwrap().lost = false;
+        }
+        assert_eq!(graph.ucb(r, 0) as usize, most);
+        // The best solved child is played over a most visited move worth less.
+        graph.set_settle(true);
+        let e = graph.nodes[r.idx as usize].edge_mut(0, most).unwrap();
+        e.sum = 0.5 * e.visits as f64;
+        let other = (most + 1) % k;
+        graph.nodes[r.idx as usize].floor = (0.9, other as u16);
+        let (mv, value, _) = graph.best(0).unwrap();
+        assert_eq!((mv, value), (graph.nodes[r.idx as usize].role(0)[other].mv, 0.9));
+        graph.nodes[r.idx as usize].floor = (0.1, other as u16);
+        assert_eq!(graph.best(0).unwrap().0, graph.nodes[r.idx as usize].role(0)[most].mv);
+    }
+
+    /// A value backed up through a node whose chooser has secured more
+    /// (its best solved child) reaches the node above lifted to that.
+    #[test]
+    fn values_are_lifted_to_what_the_chooser_has_secured() {
+        let (mut m, mut graph) = searched(300);
+        let mut path = Vec::new();
+        let leaf = graph.select(&mut m, &mut path).unwrap();
+        assert!(matches!(leaf, Leaf::Rollout(_)));
+        assert!(path.len() >= 2, "the search is two plies deep");
+        // o chooses at the second node; say it has a draw secured there.
+        let below = path[1].node;
+        graph.nodes[below.idx as usize].floor = (0.5, 0);
+        let root_edge = |g: &Graph<PropnetMachine>| {
+            let n = g.get(g.root).unwrap();
+            n.role(0)[path[0].moves[0] as usize].sum
+        };
+        let before = root_edge(&graph);
+        // x wins the rollout: o's 0 is lifted to its draw on the way up.
+        graph.backprop(&path, &[1.0, 0.0]);
+        assert!((root_edge(&graph) - before - 0.5).abs() < 1e-9);
+        // Off, the value goes up as it is.
+        graph.set_settle(false);
+        let before = root_edge(&graph);
+        graph.backprop(&path, &[1.0, 0.0]);
+        assert!((root_edge(&graph) - before - 1.0).abs() < 1e-9);
     }
 
     #[test]

@@ -160,6 +160,9 @@ pub struct Config {
     /// Proven losses at nodes they do not solve are not backed up
     /// ([`Graph::set_drop_lost`]).
     pub drop_lost: bool,
+    /// Solved children passed by while a move is open, values lifted to
+    /// the best solved child's ([`Graph::set_settle`]).
+    pub settle: bool,
 }
 
 impl Default for Config {
@@ -195,6 +198,7 @@ impl Default for Config {
             local_material: false,
             material_backup: false,
             drop_lost: false,
+            settle: false,
         }
     }
 }
@@ -391,6 +395,7 @@ where
         graph.set_local_material(config.local_material);
         graph.set_material_backup(config.material_backup);
         graph.set_drop_lost(config.drop_lost);
+        graph.set_settle(config.settle);
         let seeds = Rng::new(config.seed ^ 0x5eed);
         let per_request = if config.batch { machine.preferred_batch() } else { 1 };
         let runner = if config.lanes { lane_runner(&machine, &config) } else { None };

@@ -97,6 +97,9 @@ pub struct Tuning {
     /// ([`Config::drop_lost`]). auto: on where the analysis found material
     /// (where it was measured, with the two settings above).
     pub drop_lost: Switch,
+    /// `settle=auto|on|off`: solved children passed by while a move is
+    /// open ([`Config::settle`]). auto: off.
+    pub settle: Switch,
     /// `inflight=N`: lanes holding a selection at once, per search thread
     /// ([`Config::inflight`]; default all 128).
     pub inflight: Option<usize>,
@@ -136,6 +139,7 @@ impl Default for Tuning {
             local_material: None,
             material_backup: Switch::Auto,
             drop_lost: Switch::Auto,
+            settle: Switch::Auto,
             inflight: None,
             capture: None,
             capture_by_table: true,
@@ -197,6 +201,7 @@ impl std::str::FromStr for Tuning {
                 }
                 "material-backup" => t.material_backup = Switch::parse(v).map_err(bad)?,
                 "drop-lost" => t.drop_lost = Switch::parse(v).map_err(bad)?,
+                "settle" => t.settle = Switch::parse(v).map_err(bad)?,
                 "inflight" => {
                     t.inflight = Some(within(v, 1..=crate::lanes::LANES, "a count of lanes from 1 to 128").map_err(bad)?)
                 }
@@ -205,7 +210,7 @@ impl std::str::FromStr for Tuning {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, decisive, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave, normalize, material-ref, material-backup, drop-lost, inflight, capture, capture-by)"
+                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, decisive, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave, normalize, material-ref, material-backup, drop-lost, settle, inflight, capture, capture-by)"
                     ))
                 }
             }
@@ -280,6 +285,7 @@ impl Tuning {
         c.local_material = self.local_material.unwrap_or(true);
         c.material_backup = self.material_backup.or(true);
         c.drop_lost = self.drop_lost.or(material);
+        c.settle = self.settle.or(false);
         c.inflight = self.inflight.unwrap_or(crate::lanes::LANES);
         if factored {
             c.factors = a.factors.iter().map(|f| f.moves.clone()).collect();
@@ -364,6 +370,20 @@ mod tests {
         assert_eq!(config("material=off", &with), (false, true, true, false));
         assert!(!config("", &Analysis::default()).3);
         assert!(config("drop-lost=on", &Analysis::default()).3);
+    }
+
+    /// Settled children are passed by only where asked for.
+    #[test]
+    fn settle_is_off_unless_asked_for() {
+        let settle = |t: &str| {
+            let mut c = Config::default();
+            t.parse::<Tuning>().unwrap().configure(&mut c, &Analysis::default(), true, false);
+            c.settle
+        };
+        assert!(!settle(""));
+        assert!(!settle("settle=auto"));
+        assert!(settle("settle=on"));
+        assert!("settle=sometimes".parse::<Tuning>().is_err());
     }
 
     /// `inflight` sets how many lanes hold a selection, 1 to 128; all by
