@@ -555,8 +555,8 @@ where
     /// and that is not solved, a move whose child is solved (a draw, or
     /// any value short of the best) is no longer selected while the node
     /// has an open move: a visit there backs up a value already known and
-    /// learns nothing, and a tree kept from turn to turn could spend most
-    /// of its iterations so (a connect four loss, docs/mcts.md). The
+    /// learns nothing, and a search can spend most of its iterations so
+    /// (late connect four positions, docs/mcts.md). The
     /// chooser can have the best solved child's value whatever the open
     /// moves are worth, so in a two-role game whose goals add up to the
     /// maximum, a value backed up through the node is lifted to at least
@@ -1409,6 +1409,13 @@ where
                 e.sum += v.get(role).copied().unwrap_or(0.0);
                 e.backed += 1;
             });
+            // No selection adds a visit to a forced move: the visit comes
+            // with its value.
+            n.each_forced(|role, e| {
+                e.sum += v.get(role).copied().unwrap_or(0.0);
+                e.backed += 1;
+                e.visits += 1;
+            });
             // The chooser here has the best solved child's value whatever
             // this path's move was worth: the node above gets no less.
             if lift && n.floor.1 != NO_PROOF {
@@ -1419,13 +1426,6 @@ where
                     }
                 }
             }
-            // No selection adds a visit to a forced move: the visit comes
-            // with its value.
-            n.each_forced(|role, e| {
-                e.sum += v.get(role).copied().unwrap_or(0.0);
-                e.backed += 1;
-                e.visits += 1;
-            });
         }
         if self.minimax_on() {
             for s in path.iter().rev() {
