@@ -72,12 +72,13 @@ pub struct PlayerArgs {
     #[arg(long)]
     pub no_lanes: bool,
     /// Search settings, comma-separated KEY=VALUE (to measure a feature
-    /// against the default): material=auto|off, weight=N (visits at a
-    /// node's material value), greedy=auto|on|off,
-    /// expand-terminal=auto|on|off, expand-after=N (a child joins the
-    /// graph from the N-th visit of its move), minimax=A (implicit minimax weight,
-    /// 0 = off), mast=E|off (MAST rollouts without lanes), exploration=C
-    /// (UCB's constant instead of the analysis's). See docs/mcts.md.
+    /// against the default): material=auto|off, weight=N, greedy,
+    /// win-first, safe-first, decisive, expand-terminal (auto|on|off),
+    /// expand-after=N, minimax=A, mast=E|off, exploration=C, cutoff=N,
+    /// rave=B, normalize, material-ref=auto|root|parent, material-backup,
+    /// drop-lost, settle (auto|on|off), inflight=N, capture=auto|P,
+    /// capture-by=table|look-ahead. What each does: docs/mcts.md, the
+    /// settings table.
     #[arg(long, default_value = "")]
     pub search: propel_runtime::mcts::Tuning,
     #[command(flatten)]
