@@ -10,10 +10,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn propel(args: &[&str]) -> Output {
+    propel_logging(args, "error")
+}
+
+fn propel_logging(args: &[&str], log: &str) -> Output {
     Command::new(env!("CARGO_BIN_EXE_propel"))
         .args(args)
         .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."))
-        .env("RUST_LOG", "error")
+        .env("RUST_LOG", log)
         .output()
         .expect("propel runs")
 }
@@ -117,12 +121,37 @@ fn a_player_that_never_answers_is_named_and_strict_fails() {
     // Nothing listens on port 9 of the loopback: every request fails at once.
     let dir = fresh_dir("dead");
     let dead = "http://127.0.0.1:9";
-    let o = matches_against_random(dead, &dir, &["--matches", "2"]);
+    let d = dir.to_str().unwrap();
+    // A short wait for it to come up, and only at the first match: the
+    // second match of the run probes once and goes on.
+    let o = propel_logging(
+        &[
+            "match",
+            "games/tictactoe.kif",
+            "--player",
+            dead,
+            "--player",
+            "builtin:random",
+            "--start-clock",
+            "0.2",
+            "--play-clock",
+            "0.2",
+            "--wait-for-players",
+            "0.5",
+            "--matches",
+            "2",
+            "-o",
+            d,
+        ],
+        "warn",
+    );
     assert!(o.status.success(), "without --strict the run completes");
     let out = text(&o.stdout);
     assert!(out.contains("warning: http://127.0.0.1:9 never answered"), "{out}");
     assert!(out.contains("say nothing of its play"), "{out}");
-    let o = matches_against_random(dead, &dir, &["--matches", "2", "--strict"]);
+    let log = text(&o.stderr);
+    assert_eq!(log.matches("nothing listens at http://127.0.0.1:9").count(), 1, "waited for once per run: {log}");
+    let o = matches_against_random(dead, &dir, &["--matches", "2", "--strict", "--wait-for-players", "0.5"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("--strict"), "{}", text(&o.stderr));
     let st: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("standings.json")).unwrap()).unwrap();

@@ -1,12 +1,12 @@
 //! `propel match GAME --player URL|builtin:NAME ... --start-clock S
 //! --play-clock P [--matches N] [--round-robin] [--jobs K] [--resume]
-//! [--strict] [-o DIR]`: runs matches over HTTP, writes each as a
-//! ggp.org-style JSON record, and prints the standings (also written to
-//! `DIR/standings.json`).
+//! [--strict] [--wait-for-players S] [-o DIR]`: runs matches over HTTP,
+//! writes each as a ggp.org-style JSON record, and prints the standings
+//! (also written to `DIR/standings.json`).
 
 use crate::cmd::serve::MEMORY_SHARE;
 use crate::ggp::budget::machine_memory;
-use crate::ggp::manager::{pairings, player_name, run_match, Clocks, Rulesheet, Seat};
+use crate::ggp::manager::{pairings, player_name, run_match, Clocks, Rulesheet, Seat, WAIT_FOR_PLAYERS};
 use crate::ggp::protocol::forms;
 use crate::ggp::server::Server;
 use crate::ggp::PlayerArgs;
@@ -42,6 +42,11 @@ pub struct Args {
     /// Seconds allowed beyond each clock for the network.
     #[arg(long, default_value_t = 0.5, value_parser = opts::seconds(), allow_hyphen_values = true)]
     grace: f64,
+    /// Seconds to wait, before a match's `start`, for a player whose
+    /// connection is refused (one still starting up); a player that stays
+    /// down that long is not waited for again in this run.
+    #[arg(long, default_value_t = WAIT_FOR_PLAYERS, value_parser = opts::seconds(), allow_hyphen_values = true)]
+    wait_for_players: f64,
     /// Matches per pairing (at most 100,000).
     #[arg(long, default_value_t = 1, value_parser = opts::count(1, 100_000), allow_hyphen_values = true)]
     matches: usize,
@@ -151,12 +156,18 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 (player_name(&url).map_or_else(|| url.clone(), |n| format!("{n}@{url}")), url, None)
             }
         };
-        seats.push(Seat { label, url, seeds });
+        seats.push(Seat::new(label, url, seeds));
     }
 
     let roles = game.role_names();
     let schedule = pairings(seats.len(), roles.len(), a.round_robin)?;
-    let clocks = Clocks { preview: a.preview_clock, start: a.start_clock, play: a.play_clock, grace: a.grace };
+    let clocks = Clocks {
+        preview: a.preview_clock,
+        start: a.start_clock,
+        play: a.play_clock,
+        grace: a.grace,
+        wait: a.wait_for_players,
+    };
     let stem: String = a
         .game
         .file_stem()

@@ -12,6 +12,7 @@ use propel_compiler::Game;
 use propel_runtime::{Prover, Rng, StateMachine};
 use serde_json::json;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 use tracing::{info, warn};
@@ -23,6 +24,16 @@ pub struct Seat {
     pub url: String,
     /// A player in this process: where to put its seed for each match.
     pub seeds: Option<MatchSeeds>,
+    /// Set when nothing listened at `url` for a whole wait: later matches
+    /// of the run probe it once instead of waiting again (shared by every
+    /// match's copy of the seat).
+    pub gave_up: Arc<AtomicBool>,
+}
+
+impl Seat {
+    pub fn new(label: String, url: String, seeds: Option<MatchSeeds>) -> Seat {
+        Seat { label, url, seeds, gave_up: Arc::new(AtomicBool::new(false)) }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -33,6 +44,10 @@ pub struct Clocks {
     pub play: f64,
     /// Seconds allowed on top of each clock for the network.
     pub grace: f64,
+    /// Seconds a match waits for a player whose connection is refused
+    /// before it sends `start` ([`wait_until_up`]); a player that stays
+    /// down that long is not waited for again in the same run.
+    pub wait: f64,
 }
 
 /// The rules a match is played by, as its record names them.
@@ -104,9 +119,9 @@ fn now_ms() -> u64 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
-/// Seconds a match waits for a player whose connection is refused before
-/// it sends `start` ([`wait_until_up`]).
-const WAIT_FOR_PLAYERS: f64 = 30.0;
+/// Seconds a match waits, by default, for a player whose connection is
+/// refused before it sends `start` ([`Clocks::wait`]).
+pub const WAIT_FOR_PLAYERS: f64 = 30.0;
 
 /// One answer from a player: the body, or why there is none; and the time.
 struct Answer {
@@ -228,8 +243,11 @@ pub fn run_match(
     std::thread::scope(|s| {
         for seat in seats {
             s.spawn(move || {
-                if !wait_until_up(&seat.url, WAIT_FOR_PLAYERS) {
-                    warn!("{}: nothing listens at {}", seat.label, seat.url);
+                // Relaxed: the flag only shortens a wait; nothing else is
+                // published through it.
+                let limit = if seat.gave_up.load(Ordering::Relaxed) { 0.0 } else { clocks.wait };
+                if !wait_until_up(&seat.url, limit) && !seat.gave_up.swap(true, Ordering::Relaxed) {
+                    warn!("{}: nothing listens at {} (waited {limit} s; not waited for again)", seat.label, seat.url);
                 }
             });
         }
