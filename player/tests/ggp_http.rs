@@ -18,34 +18,49 @@ fn full_matches_over_http_on_every_bundled_game() {
         .collect();
     games.sort();
     assert!(games.len() >= 7);
-    for game in games {
-        let text = std::fs::read_to_string(&game).unwrap();
-        let roles = text.lines().filter(|l| l.trim_start().starts_with("(role ")).count();
-        let out = temp_dir(game.file_stem().unwrap().to_str().unwrap());
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_propel"));
-        cmd.current_dir(root())
-            .env("RUST_LOG", "warn")
-            .arg("match")
-            .arg(&game)
-            .args(["--start-clock", "2", "--play-clock", &PLAY_CLOCK.to_string(), "--threads", "2", "-o"])
-            .arg(&out)
-            .args(["--player", "builtin:mcts"]);
-        for _ in 1..roles {
-            cmd.args(["--player", "builtin:random"]);
+    // Two matches at a time: the clocks are wall time, so the suite waits
+    // half as long (each player still answers within its clock).
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(game) = games.get(i) else { break };
+                full_match(game);
+            });
         }
-        let o = cmd.output().unwrap();
-        assert!(o.status.success(), "{}: {}", game.display(), String::from_utf8_lossy(&o.stderr));
-        let recs = records(&out);
-        assert_eq!(recs.len(), 1, "{}", game.display());
-        check_record(&game, &recs[0], PLAY_CLOCK);
-        // The MCTS player served its statistics: one line per turn it played.
-        let id = recs[0]["matchId"].as_str().unwrap();
-        let role0 = recs[0]["gameRoleNames"][0].as_str().unwrap();
-        let stats = std::fs::read_to_string(out.join(id).join(format!("{role0}.stats.jsonl"))).unwrap();
-        let plays = stats.lines().filter(|l| l.contains("\"phase\":\"play\"")).count();
-        assert!(plays >= 1, "{}: no play statistics", game.display());
-        assert!(out.join("logs/mcts").join(id).join("log.txt").exists());
+    });
+}
+
+/// One match of `builtin:mcts` against random players, checked against the
+/// prover, with the MCTS player's statistics and log.
+fn full_match(game: &std::path::Path) {
+    let text = std::fs::read_to_string(game).unwrap();
+    let roles = text.lines().filter(|l| l.trim_start().starts_with("(role ")).count();
+    let out = temp_dir(game.file_stem().unwrap().to_str().unwrap());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_propel"));
+    cmd.current_dir(root())
+        .env("RUST_LOG", "warn")
+        .arg("match")
+        .arg(game)
+        .args(["--start-clock", "2", "--play-clock", &PLAY_CLOCK.to_string(), "--threads", "2", "-o"])
+        .arg(&out)
+        .args(["--player", "builtin:mcts"]);
+    for _ in 1..roles {
+        cmd.args(["--player", "builtin:random"]);
     }
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{}: {}", game.display(), String::from_utf8_lossy(&o.stderr));
+    let recs = records(&out);
+    assert_eq!(recs.len(), 1, "{}", game.display());
+    check_record(game, &recs[0], PLAY_CLOCK);
+    // The MCTS player served its statistics: one line per turn it played.
+    let id = recs[0]["matchId"].as_str().unwrap();
+    let role0 = recs[0]["gameRoleNames"][0].as_str().unwrap();
+    let stats = std::fs::read_to_string(out.join(id).join(format!("{role0}.stats.jsonl"))).unwrap();
+    let plays = stats.lines().filter(|l| l.contains("\"phase\":\"play\"")).count();
+    assert!(plays >= 1, "{}: no play statistics", game.display());
+    assert!(out.join("logs/mcts").join(id).join("log.txt").exists());
 }
 
 #[test]
