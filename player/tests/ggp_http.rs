@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{agent, check_record, post, records, root, temp_dir, Player};
+use common::{agent, check_record, post, records, root, temp_dir, two_at_a_time, Player};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -18,18 +18,7 @@ fn full_matches_over_http_on_every_bundled_game() {
         .collect();
     games.sort();
     assert!(games.len() >= 7);
-    // Two matches at a time: the clocks are wall time, so the suite waits
-    // half as long (each player still answers within its clock).
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..2 {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(game) = games.get(i) else { break };
-                full_match(game);
-            });
-        }
-    });
+    two_at_a_time(&games, |game| full_match(game));
 }
 
 /// One match of `builtin:mcts` against random players, checked against the

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{check_record, post, records, root, temp_dir, Player};
+use common::{check_record, post, records, root, temp_dir, two_at_a_time, Player};
 use std::collections::HashSet;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -38,13 +38,14 @@ fn random_players_play_different_games_in_every_match() {
 #[test]
 fn a_stalled_search_still_answers_legal_moves_in_time() {
     let clock = 0.4;
-    for (game, matches) in [
+    let games = [
         ("games/tictactoe.kif", 3),
         ("games/dilemma.kif", 1),
         ("games/trinim.kif", 1),
         ("games/hanoi.kif", 1),
         ("games/connect4.kif", 1),
-    ] {
+    ];
+    two_at_a_time(&games, |&(game, matches)| {
         let text = std::fs::read_to_string(root().join(game)).unwrap();
         let roles = text.lines().filter(|l| l.trim_start().starts_with("(role ")).count();
         let out = temp_dir(&format!("stall-{}", game.replace('/', "-")));
@@ -62,7 +63,7 @@ fn a_stalled_search_still_answers_legal_moves_in_time() {
             let fell_back: u64 = rec["playerFallbacks"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).sum();
             assert_eq!(fell_back as usize, turns * roles, "{game}");
         }
-    }
+    });
 }
 
 /// One hostile start (a million legal moves: grounding explodes, the

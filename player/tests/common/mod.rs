@@ -10,6 +10,23 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Runs `f` on every item, two at a time: matches are timed by wall
+/// clocks, so a suite of them waits half as long (each player still
+/// answers within its clock). A panic in either fails the caller.
+pub fn two_at_a_time<T: Sync>(items: &[T], f: impl Fn(&T) + Sync) {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                // Relaxed: the counter only hands out distinct indices.
+                while let Some(x) = items.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                    f(x);
+                }
+            });
+        }
+    });
+}
+
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
