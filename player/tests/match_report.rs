@@ -44,6 +44,11 @@ fn records(dir: &Path) -> Vec<Value> {
 
 /// Tic-tac-toe matches between `first` and a built-in random player.
 fn matches_against_random(first: &str, dir: &Path, extra: &[&str]) -> Output {
+    matches_logging(first, dir, extra, "error")
+}
+
+/// The same, with the manager's log at `log` (on stderr).
+fn matches_logging(first: &str, dir: &Path, extra: &[&str], log: &str) -> Output {
     let d = dir.to_str().unwrap();
     let mut args = vec![
         "match",
@@ -60,7 +65,7 @@ fn matches_against_random(first: &str, dir: &Path, extra: &[&str]) -> Output {
         d,
     ];
     args.extend_from_slice(extra);
-    propel(&args)
+    propel_logging(&args, log)
 }
 
 fn random_matches(dir: &Path, extra: &[&str]) -> Output {
@@ -121,30 +126,9 @@ fn a_player_that_never_answers_is_named_and_strict_fails() {
     // Nothing listens on port 9 of the loopback: every request fails at once.
     let dir = fresh_dir("dead");
     let dead = "http://127.0.0.1:9";
-    let d = dir.to_str().unwrap();
     // A short wait for it to come up, and only at the first match: the
     // second match of the run probes once and goes on.
-    let o = propel_logging(
-        &[
-            "match",
-            "games/tictactoe.kif",
-            "--player",
-            dead,
-            "--player",
-            "builtin:random",
-            "--start-clock",
-            "0.2",
-            "--play-clock",
-            "0.2",
-            "--wait-for-players",
-            "0.5",
-            "--matches",
-            "2",
-            "-o",
-            d,
-        ],
-        "warn",
-    );
+    let o = matches_logging(dead, &dir, &["--wait-for-players", "0.5", "--matches", "2"], "warn");
     assert!(o.status.success(), "without --strict the run completes");
     let out = text(&o.stdout);
     assert!(out.contains("warning: http://127.0.0.1:9 never answered"), "{out}");

@@ -44,7 +44,7 @@ pub struct Args {
     grace: f64,
     /// Seconds to wait, before a match's `start`, for a player whose
     /// connection is refused (one still starting up); a player that stays
-    /// down that long is not waited for again in this run.
+    /// down that long is not waited for again until it answers.
     #[arg(long, default_value_t = WAIT_FOR_PLAYERS, value_parser = opts::seconds(), allow_hyphen_values = true)]
     wait_for_players: f64,
     /// Matches per pairing (at most 100,000).

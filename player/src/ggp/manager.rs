@@ -25,8 +25,8 @@ pub struct Seat {
     /// A player in this process: where to put its seed for each match.
     pub seeds: Option<MatchSeeds>,
     /// Set when nothing listened at `url` for a whole wait: later matches
-    /// of the run probe it once instead of waiting again (shared by every
-    /// match's copy of the seat).
+    /// of the run probe it once instead of waiting again, until it answers
+    /// (shared by every match's copy of the seat).
     pub gave_up: Arc<AtomicBool>,
 }
 
@@ -46,7 +46,7 @@ pub struct Clocks {
     pub grace: f64,
     /// Seconds a match waits for a player whose connection is refused
     /// before it sends `start` ([`wait_until_up`]); a player that stays
-    /// down that long is not waited for again in the same run.
+    /// down that long is not waited for again until it answers.
     pub wait: f64,
 }
 
@@ -185,6 +185,23 @@ fn wait_until_up(url: &str, limit: f64) -> bool {
     }
 }
 
+/// Waits up to `wait` seconds for `seat` to come up, or probes it once
+/// where an earlier wait for it ran out; says whether it is up.
+fn await_seat(seat: &Seat, wait: f64) -> bool {
+    // Relaxed: the flag only shortens a wait; nothing else is published
+    // through it.
+    let limit = if seat.gave_up.load(Ordering::Relaxed) { 0.0 } else { wait };
+    let up = wait_until_up(&seat.url, limit);
+    if up {
+        // Up again: a player that restarts between matches is waited for
+        // the next time it is down.
+        seat.gave_up.store(false, Ordering::Relaxed);
+    } else if !seat.gave_up.swap(true, Ordering::Relaxed) {
+        warn!("{}: nothing listens at {} (waited {limit} s; not again until it answers)", seat.label, seat.url);
+    }
+    up
+}
+
 /// One message per seat (`bodies[i]` to `seats[i]`), all at once.
 fn post_each(seats: &[Seat], bodies: &[String], timeout: f64) -> Vec<Answer> {
     std::thread::scope(|s| {
@@ -242,14 +259,7 @@ pub fn run_match(
     }
     std::thread::scope(|s| {
         for seat in seats {
-            s.spawn(move || {
-                // Relaxed: the flag only shortens a wait; nothing else is
-                // published through it.
-                let limit = if seat.gave_up.load(Ordering::Relaxed) { 0.0 } else { clocks.wait };
-                if !wait_until_up(&seat.url, limit) && !seat.gave_up.swap(true, Ordering::Relaxed) {
-                    warn!("{}: nothing listens at {} (waited {limit} s; not waited for again)", seat.label, seat.url);
-                }
-            });
+            s.spawn(move || await_seat(seat, clocks.wait));
         }
     });
     let mut start_errors = Vec::new();
@@ -431,10 +441,48 @@ pub fn pairings(players: usize, roles: usize, round_robin: bool) -> Result<Vec<V
 
 #[cfg(test)]
 mod tests {
-    use super::{game_title, pairings, post, wait_until_up};
+    use super::{await_seat, game_title, pairings, post, wait_until_up, Seat};
     use std::io::{Read, Write};
     use std::net::TcpListener;
+    use std::sync::atomic::Ordering;
     use std::time::{Duration, Instant};
+
+    /// Answers one request on `l` with a name.
+    fn answer_once(l: &TcpListener) {
+        let (mut c, _) = l.accept().unwrap();
+        let mut buf = [0u8; 4096];
+        let mut got = Vec::new();
+        // The request's headers and its short body.
+        while !String::from_utf8_lossy(&got).contains("(info)") {
+            let n = c.read(&mut buf).unwrap();
+            assert!(n > 0, "the request ended early");
+            got.extend_from_slice(&buf[..n]);
+        }
+        c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\n((name x))").unwrap();
+    }
+
+    /// A seat down for a whole wait is probed once at the next match, not
+    /// waited for; once it answers it is waited for again.
+    #[test]
+    fn a_seat_down_for_a_whole_wait_is_not_waited_for_until_it_answers() {
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let seat = Seat::new("p".into(), format!("http://127.0.0.1:{port}/"), None);
+        let t = Instant::now();
+        assert!(!await_seat(&seat, 0.5));
+        assert!(t.elapsed() >= Duration::from_millis(500), "{:?}", t.elapsed());
+        assert!(seat.gave_up.load(Ordering::Relaxed));
+        // A wait of 60 s is not taken: one probe, refused at once.
+        let copy = seat.clone();
+        let t = Instant::now();
+        assert!(!await_seat(&copy, 60.0));
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+        // It comes up: found, and the next wait is a wait again.
+        let l = TcpListener::bind(("127.0.0.1", port)).unwrap();
+        let server = std::thread::spawn(move || answer_once(&l));
+        assert!(await_seat(&seat, 5.0));
+        server.join().unwrap();
+        assert!(!copy.gave_up.load(Ordering::Relaxed), "the flag is the run's, shared by copies");
+    }
 
     /// A player that comes up 600 ms late is waited for; a message to it
     /// before then is refused at once.
@@ -446,17 +494,7 @@ mod tests {
         assert!(a.refused, "{:?}", a.body);
         let server = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(600));
-            let l = TcpListener::bind(("127.0.0.1", port)).unwrap();
-            let (mut c, _) = l.accept().unwrap();
-            let mut buf = [0u8; 4096];
-            let mut got = Vec::new();
-            // The request's headers and its short body.
-            while !String::from_utf8_lossy(&got).contains("(info)") {
-                let n = c.read(&mut buf).unwrap();
-                assert!(n > 0, "the request ended early");
-                got.extend_from_slice(&buf[..n]);
-            }
-            c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\n((name x))").unwrap();
+            answer_once(&TcpListener::bind(("127.0.0.1", port)).unwrap());
         });
         let t = Instant::now();
         assert!(wait_until_up(&url, 5.0));
