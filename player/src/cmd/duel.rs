@@ -6,7 +6,7 @@
 
 use crate::machines::BuildArgs;
 use crate::opts;
-use anyhow::{bail, Result};
+use anyhow::Result;
 use propel_compiler::Deadline;
 use propel_runtime::analysis::analyse;
 use propel_runtime::build::prepare;
@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The game (.kif), with two roles.
+    /// The game (.kif): with two or more roles the challenger takes each
+    /// seat in turn; a puzzle is played by each side alone.
     game: PathBuf,
     /// The challenger's search settings (`--search` of `propel serve`).
     #[arg(long)]
@@ -54,9 +55,6 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let game = a.build.load_game(&a.game)?;
     let opts = a.build.build_options()?;
     let p = prepare(&game, &opts).map_err(|e| anyhow::anyhow!("a duel needs a propnet: {e}"))?;
-    if p.net().roles.len() != 2 {
-        bail!("{}: a duel needs a game of two roles, not {}", a.game.display(), p.net().roles.len());
-    }
     let analysis = analyse(p.net(), p.goal_net(), &p.propnet(), Duration::from_secs_f64(a.analyse), a.seed, false)?;
     let (native, _) = p.jit(&game.name)?;
     let lanes = native.has_lanes();

@@ -54,20 +54,25 @@ pub fn run(a: Args) -> Result<ExitCode> {
         bail!("--max-connections must be between 1 and 100000, not {}", a.max_connections);
     }
     // A competition player has its machine to itself: every core searches
-    // unless `--threads` says otherwise.
+    // unless `--threads` says otherwise, shared among the matches it plays
+    // at once (each searches with its share at its next move).
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = a.player.threads_or(cores);
     let mut cfg = a.player.config(&a.name, &a.strategy, Some(a.log_dir.clone()), max_memory, threads)?;
+    if a.player.threads.is_none() {
+        cfg.threads = crate::ggp::matches::Threads::share(cores);
+    }
     cfg.http.connections = a.max_connections;
     cfg.http.idle = Duration::from_secs_f64(a.read_timeout);
     let server = Server::start(&format!("{}:{}", a.host, a.port), cfg)?;
     // The first line on stdout is the address, for scripts that start us on port 0.
     println!("listening on {}", server.url());
     tracing::info!(
-        "player {} ({}, {} search thread(s) per match) listening on {}; logs in {}; memory limit {} MiB",
+        "player {} ({}, {} search thread(s) per match{}) listening on {}; logs in {}; memory limit {} MiB",
         a.name,
         a.strategy,
         threads,
+        if a.player.threads.is_none() { ", shared among the matches played" } else { "" },
         server.url(),
         a.log_dir.display(),
         max_memory >> 20

@@ -64,6 +64,9 @@ pub trait Brain: Send {
     fn solved(&self) -> bool {
         false
     }
+    /// Searches from now on with `threads` threads (where the strategy
+    /// searches with several).
+    fn set_threads(&mut self, _threads: usize) {}
 }
 
 enum Engine<M: Simulator>
@@ -220,6 +223,12 @@ where
         match &self.engine {
             Engine::Search(s) => s.root_solved().is_some(),
             _ => false,
+        }
+    }
+
+    fn set_threads(&mut self, threads: usize) {
+        if let Engine::Search(s) = &mut self.engine {
+            s.set_threads(threads);
         }
     }
 

@@ -35,6 +35,9 @@ pub const BASE_BYTES: u64 = 32 << 20;
 /// The prover's share: two copies (the match's and the fallback's) of at
 /// most this many bytes of facts each.
 pub const PROVER_BYTES: u64 = 2 << 30;
+/// The least build a match is given where a full one does not fit (less:
+/// the prover alone).
+pub const MIN_BUILD_BYTES: u64 = 256 << 20;
 /// A match gets at most this share of the server's limit.
 pub const MAX_SHARE: f64 = 0.5;
 /// Bytes a build can use per second of start clock: grounding and
@@ -149,9 +152,10 @@ impl Memory {
     /// Reserves a match's memory: reading the rules, the prover, the
     /// search pool and a build that can use the start clock (all at most
     /// [`MAX_SHARE`] of the limit) when that fits in what is left; else
-    /// the prover and the pool alone in what is left, when that is at
-    /// least what reading the rules and a small prover need; else the
-    /// reason the match cannot start.
+    /// the same scaled down to what is left, when its build gets at least
+    /// [`MIN_BUILD_BYTES`]; else the prover and the pool alone in what is
+    /// left, when that is at least what reading the rules and a small
+    /// prover need; else the reason the match cannot start.
     pub fn admit(
         self: &Arc<Self>,
         rules_bytes: usize,
@@ -169,8 +173,15 @@ impl Memory {
         let mut reserved = self.reserved.lock().map_err(|_| "the player's memory account is poisoned".to_string())?;
         let left = self.limit.saturating_sub(*reserved);
         let full = want.fit(cap, true);
+        // What is left, shared alike by the parts: a smaller build still
+        // gives a network where the prover alone would be hundreds of
+        // times slower (three matches at once on a 24 GB machine: the
+        // third played chess on the prover at 3 iterations a second).
+        let scaled = want.fit(left.min(cap), true);
         let budget = if left >= full.total(true) && cap >= 2 * least {
             Budget::of(full, true, pool)
+        } else if scaled.build >= MIN_BUILD_BYTES && left >= 2 * least {
+            Budget::of(scaled, true, pool)
         } else if left >= least {
             Budget::of(want.fit(left.min(cap), false), false, pool)
         } else {
@@ -262,7 +273,15 @@ mod tests {
         let (b, bb) = m.admit(10_000, 100.0, 500_000).unwrap();
         assert!(bb.build && bb.bytes <= 4 << 30 && bb.bytes > (4 << 30) - (1 << 20), "{bb:?}");
         assert!(bb.prover_facts < ba.prover_facts, "{bb:?}");
-        // What is left is not a full budget: the prover alone.
+        // What is left is not a full budget: a smaller build.
+        let (d, bd) = m.admit(10_000, 100.0, 500_000).unwrap();
+        assert!(bd.build && bd.bytes < bb.bytes && bd.build_bytes >= MIN_BUILD_BYTES, "{bd:?}");
+        assert!(bd.max_rules > 0 && bd.max_rules < bb.max_rules, "{bd:?} {bb:?}");
+        drop(d);
+        let (mut e, _) = m.admit(10_000, 100.0, 500_000).unwrap();
+        assert!(m.left() < 1 << 20);
+        // Too little left for a build: the prover alone.
+        e.shrink(200 << 20);
         let (mut c, bc) = m.admit(10_000, 100.0, 500_000).unwrap();
         assert!(!bc.build && bc.bytes <= m.left() + bc.bytes && bc.max_rules == 0, "{bc:?}");
         assert!(m.admit(10_000, 1.0, 500_000).is_err() || m.left() >= 96 << 20);
@@ -272,7 +291,7 @@ mod tests {
         drop(c);
         let left = m.left();
         assert!(m.admit((left / PARSE_BYTES_PER_BYTE) as usize, 1.0, 500_000).is_err());
-        drop((a, b));
+        drop((a, b, e));
         assert_eq!(m.left(), 8 << 30);
     }
 

@@ -22,6 +22,7 @@ use propel_compiler::lower::Cancel;
 use propel_compiler::{Deadline, Game};
 use propel_runtime::analysis::analyse_until;
 use propel_runtime::build::{prepare, BuildOptions};
+use propel_runtime::mcts::validate::validate;
 use propel_runtime::mcts::Stats;
 use propel_runtime::{Hybrid, Prover, Rng};
 use rustc_hash::FxHashMap;
@@ -44,6 +45,8 @@ pub enum Built {
     Solution(Vec<String>),
     /// The build plan, for the statistics file.
     Plan(serde_json::Value),
+    /// What the validation of the analysis's settings found.
+    Validation(serde_json::Value),
 }
 
 /// Seeds an in-process manager chose, by `"MATCH_ID ROLE"`.
@@ -63,6 +66,9 @@ pub struct PlayerConfig {
     pub machines: Vec<MachineKind>,
     /// Run the meta-game analysis during the start clock and use it.
     pub analysis: bool,
+    /// Duel the analysis's settings against plain ones in the start clock
+    /// and keep them only on a measured gain (`mcts::validate`).
+    pub validation: bool,
     /// Initialise new nodes from the analysis's heuristic evaluator.
     pub heuristics: bool,
     /// Search the analysis's factors one by one.
@@ -91,6 +97,56 @@ pub struct PlayerConfig {
     /// Test hook: the search never answers, so that every move comes
     /// from the handlers' fallback.
     pub stall_search: bool,
+    /// How many threads a match's search runs.
+    pub threads: Threads,
+}
+
+/// How many threads a match's search runs.
+#[derive(Clone, Debug)]
+pub enum Threads {
+    /// As many as the strategy says (`--threads`).
+    Fixed,
+    /// The machine's cores shared by the matches being played: a match
+    /// that starts or ends changes the others' share at their next search.
+    Share { cores: usize, playing: Arc<AtomicUsize> },
+}
+
+impl Threads {
+    /// The cores of this machine shared among the matches played.
+    pub fn share(cores: usize) -> Threads {
+        Threads::Share { cores: cores.max(1), playing: Arc::new(AtomicUsize::new(0)) }
+    }
+
+    /// Counts a match as played until the guard drops.
+    fn playing(&self) -> Option<Playing> {
+        match self {
+            Threads::Fixed => None,
+            Threads::Share { playing, .. } => {
+                // Relaxed: the count only sizes thread pools; it guards no data.
+                playing.fetch_add(1, Ordering::Relaxed);
+                Some(Playing(playing.clone()))
+            }
+        }
+    }
+
+    /// A match's threads now (`None`: as configured).
+    fn now(&self) -> Option<usize> {
+        match self {
+            Threads::Fixed => None,
+            // Relaxed: as in `playing`.
+            Threads::Share { cores, playing } => Some((cores / playing.load(Ordering::Relaxed).max(1)).max(1)),
+        }
+    }
+}
+
+/// A match being played, counted in [`Threads::Share`].
+struct Playing(Arc<AtomicUsize>);
+
+impl Drop for Playing {
+    fn drop(&mut self) {
+        // Relaxed: see `Threads::playing`.
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl PlayerConfig {
@@ -432,6 +488,13 @@ struct Match {
     idle: Duration,
     search: bool,
     stall: bool,
+    threads: Threads,
+    _playing: Option<Playing>,
+    /// How far past its deadline the search lately returned: later
+    /// searches stop this much earlier, so that the search answers and
+    /// not the fallback (a lane batch or a prover iteration under load
+    /// can finish well after the clock was read).
+    late: Duration,
 }
 
 impl Match {
@@ -531,6 +594,9 @@ impl Match {
             idle: cfg.abandon_after.map_or_else(|| abandon_after(req.play_clock), Duration::from_secs_f64),
             search,
             stall: cfg.stall_search,
+            threads: cfg.threads.clone(),
+            _playing: cfg.threads.playing(),
+            late: Duration::ZERO,
         };
         // Use the whole start clock: build, switch, and search the first move.
         m.think_until(ready_at).map_err(Refusal::of)?;
@@ -621,11 +687,25 @@ impl Match {
         if self.brain.terminal()? {
             return Err(Illegal("asked to play in a terminal state".into()).into());
         }
-        let Choice { mv, value, visits } = match self.planned() {
-            Some(mv) => Choice { mv, value: Some(100.0), visits: 0 },
-            None => {
+        let only = match self.brain.legal(self.role)?.as_slice() {
+            [only] => Some(only.clone()),
+            _ => None,
+        };
+        let Choice { mv, value, visits } = match (self.planned(), only) {
+            (Some(mv), _) => Choice { mv, value: Some(100.0), visits: 0 },
+            // Nothing to decide: answered at once (the search goes on
+            // pondering until the next command).
+            (None, Some(mv)) => Choice { mv, value: None, visits: 0 },
+            (None, None) => {
                 if self.search {
-                    self.think_until(deadline)?;
+                    // Stops early by what the last searches ran over, at
+                    // most half of the time there is.
+                    let room = deadline.saturating_duration_since(Instant::now());
+                    let target = deadline - self.late.min(room / 2);
+                    self.think_until(target)?;
+                    let over = Instant::now().saturating_duration_since(target);
+                    // Up at once, down slowly.
+                    self.late = over.max(self.late.mul_f64(0.8));
                 }
                 self.brain.choose(self.role)?
             }
@@ -670,6 +750,9 @@ impl Match {
                 return Ok(());
             }
             if self.search && !self.brain.terminal()? {
+                if let Some(n) = self.threads.now() {
+                    self.brain.set_threads(n);
+                }
                 let Match { commands, builds, brain, shared, .. } = self;
                 let cancel = &shared.cancel;
                 // Relaxed: see `Shared::cancel`.
@@ -710,6 +793,7 @@ impl Match {
                 self.plan = Some(p);
             }
             Built::Plan(p) => self.record(json!({"event": "plan", "plan": p})),
+            Built::Validation(v) => self.record(json!({"event": "validation", "validation": v})),
         }
     }
 
@@ -1014,10 +1098,14 @@ fn spawn_builder(
         if cfg.analysis && wants(&MachineKind::Propnet) && !send_propnet(&strategy) {
             return;
         }
+        // The analysis's settings and the plain ones, until validated on
+        // the machine the match will search on.
+        let mut pending: Option<Pending> = None;
+        let until = deadline.checked_sub(VALIDATION_RESERVE).unwrap_or(deadline);
+        let stop = Deadline::at(deadline).with_cancel(Some(flag.clone()));
         if cfg.analysis && !stopped() {
             // A quarter of the start clock at most: the rest is for search.
             let budget = Duration::from_secs_f64((0.25 * deadline.saturating_duration_since(t).as_secs_f64()).clamp(0.1, 10.0));
-            let stop = Deadline::at(deadline).with_cancel(Some(flag.clone()));
             // Puzzles are solved factor by factor whatever `--no-factors` says
             // (a solution found that way is checked on the whole game).
             match analyse_until(prepared.net(), prepared.goal_net(), &prepared.propnet(), budget, seed, true, &stop) {
@@ -1032,7 +1120,17 @@ fn spawn_builder(
                         a.factors.len()
                     );
                     if let Strategy::Mcts(c) = &mut strategy {
+                        let mut plain = c.clone();
                         cfg.tuning.configure(c, &a, cfg.heuristics, cfg.factored);
+                        cfg.tuning.configure_plain(&mut plain, &a);
+                        if cfg.validation {
+                            pending = Some(Pending {
+                                analysed: c.clone(),
+                                plain,
+                                avg_length: a.avg_length,
+                                simultaneous: a.simultaneous,
+                            });
+                        }
                     }
                     let summary = json!({
                         "games": a.games, "avg_length": a.avg_length, "branching": a.branching,
@@ -1058,7 +1156,18 @@ fn spawn_builder(
         if wants(&MachineKind::Propnet) && !send_propnet(&strategy) {
             return;
         }
+        // Where the search stays on the interpreted network: validated
+        // there, and its brain sent again where the plain settings won.
+        let mut on_propnet = |pending: Option<Pending>| {
+            if let Some(p) = pending.filter(|_| wants(&MachineKind::Propnet)) {
+                let chosen = p.validated(&prepared.propnet(), false, until, &stop, &out);
+                if chosen.plain_won {
+                    send_propnet(&chosen.strategy);
+                }
+            }
+        };
         if !wants(&MachineKind::Jit) {
+            on_propnet(pending);
             return;
         }
         if stopped() {
@@ -1068,6 +1177,7 @@ fn spawn_builder(
         let updates = prepared.lower_machine().updates();
         if updates > budget.max_updates {
             info!("no native code: {updates} counter updates are over the match's budget ({})", budget.max_updates);
+            on_propnet(pending);
             return;
         }
         let t = Instant::now();
@@ -1117,7 +1227,11 @@ fn spawn_builder(
                     if let Strategy::Mcts(c) = &mut lanes {
                         c.lanes = true;
                     }
-                    match MachineBrain::new("hybrid", Hybrid::new(prepared.propnet(), m), &lanes, seed) {
+                    let hybrid = Hybrid::new(prepared.propnet(), m);
+                    if let Some(p) = pending {
+                        lanes = p.validated(&hybrid, true, until, &stop, &out).strategy;
+                    }
+                    match MachineBrain::new("hybrid", hybrid, &lanes, seed) {
                         Ok(b) => {
                             let _ = out.send(Built::Brain(Box::new(b), twin.take()));
                         }
@@ -1130,7 +1244,12 @@ fn spawn_builder(
                         "plan: rollouts one leaf at a time on the propnet ({})",
                         if greedy { "greedy rollouts: win-first=off, or no winning moves found" } else { "no lanes" }
                     );
+                    on_propnet(pending);
                     return;
+                }
+                let mut strategy = strategy;
+                if let Some(p) = pending {
+                    strategy = p.validated(&m, false, until, &stop, &out).strategy;
                 }
                 match MachineBrain::new("jit", m, &strategy, seed) {
                     Ok(b) => {
@@ -1140,8 +1259,73 @@ fn spawn_builder(
                 }
             }
             Err(e) if stopped() => info!("no native code: {e} (abort or the start clock)"),
-            Err(e) => warn!("no JIT, staying on the propnet: {e}"),
+            Err(e) => {
+                warn!("no JIT, staying on the propnet: {e}");
+                on_propnet(pending);
+            }
         }
     })?;
     Ok(())
+}
+
+/// The validation ends this long before the start clock, so that its
+/// brain is in place for the first move.
+const VALIDATION_RESERVE: Duration = Duration::from_millis(300);
+
+/// The analysis's settings and the plain ones, to be validated on the
+/// machine the match will search on (`mcts::validate`).
+struct Pending {
+    analysed: propel_runtime::mcts::Config,
+    plain: propel_runtime::mcts::Config,
+    avg_length: f64,
+    simultaneous: bool,
+}
+
+/// What a validation chose.
+struct Validated {
+    strategy: Strategy,
+    /// The plain settings won: a brain with the analysed ones must go.
+    plain_won: bool,
+}
+
+impl Pending {
+    /// Duels the analysed settings against the plain ones on `m` (with
+    /// `lanes`, as the brain will search) until `until`, logs and records
+    /// the verdict, and gives the strategy to search with. A duel that
+    /// fails keeps the analysed settings (the analysis's checks passed).
+    fn validated<M: propel_runtime::simulate::Simulator>(
+        self,
+        m: &M,
+        lanes: bool,
+        until: Instant,
+        stop: &Deadline,
+        out: &Sender<Built>,
+    ) -> Validated
+    where
+        M::State: Send + Sync,
+        M::Move: Send + Sync,
+    {
+        let Pending { mut analysed, mut plain, avg_length, simultaneous } = self;
+        analysed.lanes = lanes;
+        plain.lanes = lanes;
+        let mut m = m.clone();
+        let verdict = m.initial_state().and_then(|root| {
+            validate(&m, &root, &analysed, &plain, avg_length, simultaneous, until, stop)
+        });
+        match verdict {
+            Ok(v) => {
+                info!("validation: {}", v.describe());
+                let _ = out.send(Built::Validation(v.json()));
+                if v.adopted {
+                    Validated { strategy: Strategy::Mcts(analysed), plain_won: false }
+                } else {
+                    Validated { strategy: Strategy::Mcts(plain), plain_won: true }
+                }
+            }
+            Err(e) => {
+                warn!("validation: {e:#}; the analysis's settings are kept");
+                Validated { strategy: Strategy::Mcts(analysed), plain_won: false }
+            }
+        }
+    }
 }

@@ -61,6 +61,10 @@ pub struct PlayerArgs {
     /// Skip the meta-game analysis during the start clock.
     #[arg(long)]
     pub no_analysis: bool,
+    /// Use every setting the analysis derives that passes its checks,
+    /// without dueling them against plain settings in the start clock.
+    #[arg(long)]
+    pub no_validation: bool,
     /// Run the analysis but leave its heuristics out of the search.
     #[arg(long)]
     pub no_heuristics: bool,
@@ -135,6 +139,7 @@ impl PlayerArgs {
             log_dir,
             machines: self.machines.clone(),
             analysis: !self.no_analysis,
+            validation: !self.no_validation,
             heuristics: !self.no_heuristics,
             tuning: {
                 let mut t = self.search.clone();
@@ -153,6 +158,7 @@ impl PlayerArgs {
             http: http::Limits::default(),
             abandon_after: self.abandon_after,
             stall_search: self.test_stall_search,
+            threads: matches::Threads::Fixed,
         })
     }
 }

@@ -83,7 +83,7 @@ pub(super) fn piece_groups(net: &Propnet) -> Vec<(String, Vec<usize>)> {
     out
 }
 
-/// Counts of the piece groups over random games.
+/// Counts of the piece groups over random games, and who changes them.
 pub(super) struct Sampler {
     groups: Vec<(String, Vec<usize>)>,
     /// Per game: the counts at its end and each role's goal.
@@ -93,12 +93,44 @@ pub(super) struct Sampler {
     /// Where each game's states start in `states`.
     starts: Vec<usize>,
     last: Vec<f64>,
+    /// The previous state of the current game (its bits and the role
+    /// alone to choose there), to see what the move from it changed.
+    prev: Option<(Vec<u64>, Option<usize>)>,
+    /// Per role: the moves it chose alone.
+    moves_by: [usize; 2],
+    /// Per role and group: its moves that turned a base of the group on
+    /// (it put or moved such a piece).
+    placed: [Vec<usize>; 2],
+    /// Per role and group: its moves after which the group had fewer
+    /// pieces (it took one).
+    took: [Vec<usize>; 2],
+}
+
+/// A role owns a group when its moves put its pieces in at least this
+/// share of them ...
+const MIN_OWN_MOVES: f64 = 0.05;
+/// ... and the other role's moves do in at most this share of theirs.
+const MAX_OTHER_MOVES: f64 = 0.01;
+
+fn on(bits: &[u64], i: usize) -> bool {
+    bits.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
 }
 
 impl Sampler {
     pub(super) fn new(net: &Propnet, roles: usize) -> Sampler {
         let groups = if roles == 2 { piece_groups(net) } else { Vec::new() };
-        Sampler { groups, ends: Vec::new(), states: Vec::new(), starts: Vec::new(), last: Vec::new() }
+        let n = groups.len();
+        Sampler {
+            groups,
+            ends: Vec::new(),
+            states: Vec::new(),
+            starts: Vec::new(),
+            last: Vec::new(),
+            prev: None,
+            moves_by: [0; 2],
+            placed: [vec![0; n], vec![0; n]],
+            took: [vec![0; n], vec![0; n]],
+        }
     }
 
     pub(super) fn candidates(&self) -> usize {
@@ -106,22 +138,37 @@ impl Sampler {
     }
 
     fn counts(&self, bits: &[u64]) -> Vec<u16> {
-        let on = |i: &usize| bits.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1);
-        self.groups.iter().map(|(_, g)| g.iter().filter(|i| on(i)).count() as u16).collect()
+        self.groups.iter().map(|(_, g)| g.iter().filter(|&&i| on(bits, i)).count() as u16).collect()
     }
 
     pub(super) fn start_game(&mut self) {
+        self.prev = None;
         if !self.groups.is_empty() && self.states.len() < MAX_STATES {
             self.starts.push(self.states.len());
         }
     }
 
-    /// A state of the current game (every state, terminal included).
-    pub(super) fn state(&mut self, bits: &[u64]) {
+    /// A state of the current game (every state, terminal included), with
+    /// the role that alone chooses the move from it (`None`: none or
+    /// several).
+    pub(super) fn state(&mut self, bits: &[u64], mover: Option<usize>) {
         if self.groups.is_empty() {
             return;
         }
         let c = self.counts(bits);
+        if let Some((prev, Some(r))) = &self.prev {
+            let r = (*r).min(1);
+            self.moves_by[r] += 1;
+            for (g, (_, bases)) in self.groups.iter().enumerate() {
+                if bases.iter().any(|&i| on(bits, i) && !on(prev, i)) {
+                    self.placed[r][g] += 1;
+                }
+                if (c[g] as f64) < self.last.get(g).copied().unwrap_or(0.0) {
+                    self.took[r][g] += 1;
+                }
+            }
+        }
+        self.prev = Some((bits.to_vec(), mover));
         self.last = c.iter().map(|&x| x as f64).collect();
         if self.states.len() < MAX_STATES && !self.starts.is_empty() {
             self.states.push(c);
@@ -135,15 +182,28 @@ impl Sampler {
         }
     }
 
+    /// The role whose moves alone put pieces of group `g`, if one does.
+    fn owner(&self, g: usize) -> Option<usize> {
+        let share = |r: usize| self.placed[r][g] as f64 / self.moves_by[r].max(1) as f64;
+        (0..2).find(|&r| share(r) >= MIN_OWN_MOVES && share(1 - r) <= MAX_OTHER_MOVES)
+    }
+
     /// The material model, or why there is none.
+    ///
+    /// A role's material is the groups of pieces it owns (its moves, and
+    /// not the other role's, put them on the board) whose count at the
+    /// end of random games goes with its goal or against the other's;
+    /// owned groups that go the other way (a game where pieces are a
+    /// burden: fewer is better) are not material, whatever their
+    /// correlation's size. Then, as Sancho checks, material must be what a
+    /// role's own decisions change: each role's moves take the other's
+    /// pieces now and then. And it must behave like material: lost over a
+    /// game, (promotions aside) never gained.
     pub(super) fn finish(self) -> (Option<Material>, String) {
         if self.groups.is_empty() {
             return (None, "no piece groups (two roles, a board relation of three or more arguments)".into());
         }
         let n = self.ends.len();
-        // A role's pieces: the groups whose count at the end goes with its
-        // goal, or against the other role's (where goals count captures,
-        // as in skirmish, the second is what shows).
         let corr: Vec<Vec<f64>> = (0..2)
             .map(|r| {
                 let goals: Vec<f64> = self.ends.iter().map(|e| e.1[r]).collect();
@@ -155,30 +215,71 @@ impl Sampler {
                     .collect()
             })
             .collect();
+        let owners: Vec<Option<usize>> = (0..self.groups.len()).map(|g| self.owner(g)).collect();
         for (g, (name, bases)) in self.groups.iter().enumerate() {
             tracing::debug!(
-                "piece group {name} ({} bases): correlation {:+.3} and {:+.3}",
+                "piece group {name} ({} bases): owner {:?}, correlation {:+.3} and {:+.3}",
                 bases.len(),
+                owners[g],
                 corr[0][g],
                 corr[1][g]
             );
         }
-        let sets: Vec<Vec<usize>> = (0..2)
-            .map(|r| {
-                (0..self.groups.len())
-                    .filter(|&g| corr[r][g] >= MIN_CORRELATION || corr[1 - r][g] <= -MIN_CORRELATION)
-                    .collect()
-            })
-            .collect();
         let list = |set: &[usize]| set.iter().map(|&g| self.groups[g].0.clone()).collect::<Vec<_>>().join(" + ");
-        if sets.iter().any(Vec::is_empty) || sets[0].iter().any(|g| sets[1].contains(g)) {
+        // For its owner: good to have (with its goal, or against the
+        // other's), a burden (the reverse), or neither.
+        let good = |g: usize, r: usize| corr[r][g] >= MIN_CORRELATION || corr[1 - r][g] <= -MIN_CORRELATION;
+        let burden = |g: usize, r: usize| corr[r][g] <= -MIN_CORRELATION || corr[1 - r][g] >= MIN_CORRELATION;
+        let owned: Vec<Vec<usize>> =
+            (0..2).map(|r| (0..self.groups.len()).filter(|&g| owners[g] == Some(r)).collect()).collect();
+        if owned.iter().any(Vec::is_empty) {
             return (
                 None,
                 format!(
-                    "no piece groups whose count at the end goes with one role's goal alone and against the other's ({} groups, {n} games)",
+                    "no pieces that one role's moves alone put on the board, for each role ({} groups, {n} games)",
                     self.groups.len()
                 ),
             );
+        }
+        let burdens: Vec<usize> = (0..2).flat_map(|r| owned[r].iter().copied().filter(move |&g| burden(g, r))).collect();
+        let sets: Vec<Vec<usize>> =
+            (0..2).map(|r| owned[r].iter().copied().filter(|&g| good(g, r) && !burden(g, r)).collect()).collect();
+        if !burdens.is_empty() {
+            return (
+                None,
+                format!(
+                    "{} go with losing for the role that owns them: more pieces are not better here ({n} games)",
+                    list(&burdens)
+                ),
+            );
+        }
+        if sets.iter().any(Vec::is_empty) {
+            return (
+                None,
+                format!(
+                    "a role's own pieces ({} against {}) do not go with its goal at the end of random games (|r| under {MIN_CORRELATION}, {n} games)",
+                    list(&owned[0]),
+                    list(&owned[1])
+                ),
+            );
+        }
+        // Sancho's second check: a role's decisions change the balance (its
+        // moves take the other's pieces), else the material says nothing
+        // about which move it should choose.
+        for r in 0..2 {
+            let took: usize = sets[1 - r].iter().map(|&g| self.took[r][g]).max().unwrap_or(0);
+            let share = took as f64 / self.moves_by[r].max(1) as f64;
+            if share < MIN_LOSS {
+                return (
+                    None,
+                    format!(
+                        "role {r}'s moves take the other's pieces ({}) in {:.2}% of them (under {:.1}%): no decision of its changes the material",
+                        list(&sets[1 - r]),
+                        100.0 * share,
+                        100.0 * MIN_LOSS
+                    ),
+                );
+            }
         }
         // Material is lost, not made: each role's total shrinks in some
         // moves and (promotions aside, which keep it) grows in almost none.

@@ -222,7 +222,6 @@ pub fn analyse_until(
         let keep_every = 1 + (a.games as u64 * 50 / MAX_SAMPLES as u64) as u32;
         pieces.start_game();
         while !m.is_terminal(&s)? {
-            pieces.state(s.bits());
             joint.clear();
             let mut choosers = 0;
             let mut mobility = Vec::with_capacity(nr);
@@ -237,6 +236,8 @@ pub fn analyse_until(
                 joint.push(moves[rng.below(moves.len())]);
             }
             a.simultaneous |= choosers > 1;
+            let mover = (choosers == 1).then(|| mobility.iter().position(|&n| n > 1.0)).flatten();
+            pieces.state(s.bits(), mover);
             states += 1;
             if len.is_multiple_of(keep_every) && features.len() + game_feats.len() < MAX_SAMPLES {
                 let bits = s.bits();
@@ -256,7 +257,7 @@ pub fn analyse_until(
         }
         a.games += 1;
         *lengths.entry(len).or_default() += 1;
-        pieces.state(s.bits());
+        pieces.state(s.bits(), None);
         // Only the second half of a game: early states say little about a
         // random game's outcome and would drown what later states say.
         let half = game_feats.len() / 2;

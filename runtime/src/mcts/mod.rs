@@ -14,6 +14,7 @@
 //! graphs, one per thread, merged at the root.
 
 pub mod duel;
+pub mod validate;
 pub mod factored;
 pub mod graph;
 mod lanes;
@@ -405,6 +406,14 @@ where
 
     pub fn machine(&mut self) -> &mut M {
         &mut self.machine
+    }
+
+    /// Searches from the next run on with `threads` threads (at least
+    /// one): a player sizes them to the matches it is playing. Root
+    /// parallelisation's peers made for more threads keep their graphs
+    /// (and count at the root) while fewer run.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.config.threads = threads.max(1);
     }
 
     /// Moves the root to `state` (keeping what is known below it).
@@ -879,12 +888,11 @@ where
     fn run_root(&mut self, deadline: Instant, interrupt: &Interrupt<'_>) -> Result<Stats, MachineError> {
         let start = Instant::now();
         let n = self.config.threads;
-        if self.peers.len() + 1 != n {
+        if self.peers.len() + 1 < n {
             let root =
                 self.graph.root_state().cloned().ok_or(MachineError::SearchBug("a search without a root state"))?;
             let pool = (self.config.pool / n).max(1024);
-            self.peers.clear();
-            for t in 1..n {
+            for t in self.peers.len() + 1..n {
                 let cfg = Config {
                     threads: 1,
                     mode: Mode::Pipeline,
@@ -898,7 +906,8 @@ where
         let pin_threads = self.config.pin;
         let mut peers = std::mem::take(&mut self.peers);
         let (mine, theirs) = std::thread::scope(|scope| {
-            let hs: Vec<_> = peers
+            // Peers made for more threads than run now sit this run out.
+            let hs: Vec<_> = peers[..n - 1]
                 .iter_mut()
                 .enumerate()
                 .map(|(t, p)| {

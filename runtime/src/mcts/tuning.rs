@@ -112,6 +112,12 @@ pub struct Tuning {
     /// ([`Config::capture_table`]; none where it has no table), or find
     /// them with the decisive look-ahead (on decisive safe-first lanes).
     pub capture_by_table: bool,
+    /// `features=auto|off`: off, no setting the analysis derives from the
+    /// game is used (exploration 0.7, uniform rollouts, no material,
+    /// heuristics, terminal children or factors); only the goal bounds,
+    /// which are facts of the rules, and the settings given here. The
+    /// player's validation plays the analysed settings against these.
+    pub features: bool,
 }
 
 /// The chance of a capture where `capture=auto` turns capture-first lanes
@@ -143,6 +149,7 @@ impl Default for Tuning {
             inflight: None,
             capture: None,
             capture_by_table: true,
+            features: true,
         }
     }
 }
@@ -200,6 +207,13 @@ impl std::str::FromStr for Tuning {
                     }
                 }
                 "material-backup" => t.material_backup = Switch::parse(v).map_err(bad)?,
+                "features" => {
+                    t.features = match Switch::parse(v).map_err(bad)? {
+                        Switch::Off => false,
+                        Switch::Auto => true,
+                        Switch::On => return Err(bad("`on` is the analysis's choice: auto or off".into())),
+                    }
+                }
                 "drop-lost" => t.drop_lost = Switch::parse(v).map_err(bad)?,
                 "settle" => t.settle = Switch::parse(v).map_err(bad)?,
                 "inflight" => {
@@ -210,7 +224,7 @@ impl std::str::FromStr for Tuning {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown search setting `{k}` (material, weight, greedy, win-first, safe-first, decisive, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave, normalize, material-ref, material-backup, drop-lost, settle, inflight, capture, capture-by)"
+                        "unknown search setting `{k}` (features, material, weight, greedy, win-first, safe-first, decisive, expand-terminal, expand-after, minimax, mast, exploration, cutoff, rave, normalize, material-ref, material-backup, drop-lost, settle, inflight, capture, capture-by)"
                     ))
                 }
             }
@@ -233,6 +247,10 @@ impl Tuning {
     /// and `factored` say whether the learnt evaluator and the factored
     /// search may be used.
     pub fn configure(&self, c: &mut Config, a: &Analysis, heuristics: bool, factored: bool) {
+        if !self.features {
+            self.configure_plain(c, a);
+            return;
+        }
         c.exploration = self.exploration.unwrap_or(a.exploration);
         c.greedy = self.greedy.or(a.greedy_rollouts);
         c.greedy_moves = a.greedy.clone().map(Arc::new);
@@ -290,6 +308,37 @@ impl Tuning {
         if factored {
             c.factors = a.factors.iter().map(|f| f.moves.clone()).collect();
         }
+    }
+
+    /// Sets `c` with no feature the analysis derives: the goal bounds
+    /// (facts of the rules) and the settings that do not come from the
+    /// analysis.
+    pub fn configure_plain(&self, c: &mut Config, a: &Analysis) {
+        let defaults = Config::default();
+        c.exploration = self.exploration.unwrap_or(defaults.exploration);
+        c.greedy = self.greedy == Switch::On;
+        c.greedy_moves = None;
+        c.win_first = None;
+        c.safe_first = false;
+        c.decisive = self.decisive == Switch::On;
+        c.expand_terminal = self.expand_terminal == Switch::On;
+        c.expand_after = self.expand_after;
+        c.goal_max = a.goal_bounds.iter().map(|&(_, hi)| hi as f64 / 100.0).collect();
+        c.heuristic = None;
+        c.material = None;
+        c.minimax = self.minimax;
+        c.cutoff = 0;
+        c.capture = 0.0;
+        c.capture_table = None;
+        c.mast = self.mast;
+        c.rave = self.rave;
+        c.normalize = self.normalize.or(false);
+        c.local_material = self.local_material.unwrap_or(true);
+        c.material_backup = self.material_backup.or(true);
+        c.drop_lost = self.drop_lost.or(false);
+        c.settle = self.settle.or(false);
+        c.inflight = self.inflight.unwrap_or(crate::lanes::LANES);
+        c.factors = Vec::new();
     }
 }
 
