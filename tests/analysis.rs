@@ -122,6 +122,28 @@ fn capturing_moves_take_the_pawn_on_their_target_square() {
     assert!(by_role.iter().all(|&n| n > 20), "capturing moves by role: {by_role:?}");
 }
 
+/// Material is each role's own pieces (those its moves put on the board)
+/// where more of them goes with winning; in the same game with the goals
+/// reversed (the side that breaks through loses) pieces are a burden and
+/// there is no material, so nothing favours captures.
+#[test]
+fn material_is_a_roles_own_pieces_and_never_a_burden() {
+    let (_, _, a) = analysis_of(&root().join("games/breakthrough.kif"), Duration::from_secs(2));
+    let m = a.material.as_ref().unwrap_or_else(|| panic!("{}", a.material_reason));
+    assert_eq!(m.names, [vec!["(cellholds _ _ white)".to_string()], vec!["(cellholds _ _ black)".to_string()]]);
+    let rules = std::fs::read_to_string(root().join("games/breakthrough.kif")).unwrap();
+    let reversed = rules
+        .replace("(goal ?p 100) (wins ?p)", "(goal ?p 0) (wins ?p)")
+        .replace("(goal ?p 0) (role ?p) (not (wins ?p))", "(goal ?p 100) (role ?p) (not (wins ?p))");
+    assert_ne!(reversed, rules);
+    let game = Arc::new(propel_compiler::load("reversed breakthrough", reversed.as_bytes()).unwrap());
+    let p = prepare(&game, &BuildOptions::default()).unwrap();
+    let a = analyse(p.net(), p.goal_net(), &p.propnet(), Duration::from_secs(2), 1, true).unwrap();
+    assert!(a.material.is_none(), "{}", a.material_reason);
+    assert!(a.material_reason.contains("go with losing"), "{}", a.material_reason);
+    assert!(a.captures.is_empty(), "no material, no captures: {:?}", a.captures);
+}
+
 #[test]
 fn analysis_learns_material_in_checkers() {
     let Some((_, _, a)) = corpus_analysis("base/checkersSmall.v1.kif", Duration::from_secs(4)) else { return };

@@ -810,3 +810,62 @@ fn dropped_losses_leave_the_threatened_node_its_one_answer() {
         assert!(st.visits[block] > others, "drop={drop}: {:?}", st.visits);
     }
 }
+
+/// The player's validation: settings equal to the plain ones need no
+/// duel; with no time for one the analysis's checks decide; a duel
+/// against a crippled challenger (16 nodes, exploring at random) measures
+/// no gain and keeps the plain settings; a three-role game and a puzzle
+/// duel too.
+#[test]
+fn validation_duels_the_analysed_settings_against_plain_ones() {
+    use propel_compiler::Deadline;
+    use propel_runtime::mcts::validate::{validate, Pace};
+    let mut m = propnet_machine(&game("connect4.kif"), propel_compiler::propnet::passes::Pass::DEFAULT);
+    let root = m.initial_state().unwrap();
+    let plain = Config { pool: 100_000, ..config(1, Mode::Pipeline, 100_000) };
+    let soon = || Instant::now() + Duration::from_secs(4);
+    let v =
+        validate(&m, &root, &plain, &plain, Pace { avg_length: 30.0, simultaneous: false }, soon(), &Deadline::none())
+            .unwrap();
+    assert!(v.adopted && v.duel.is_none() && v.features.is_empty(), "{v:?}");
+    let crippled = Config { pool: 16, exploration: 10.0, ..plain.clone() };
+    let v = validate(
+        &m,
+        &root,
+        &crippled,
+        &plain,
+        Pace { avg_length: 30.0, simultaneous: false },
+        Instant::now(),
+        &Deadline::none(),
+    )
+    .unwrap();
+    assert!(v.adopted && v.duel.is_none() && v.reason.contains("no time"), "{v:?}");
+    let v = validate(
+        &m,
+        &root,
+        &crippled,
+        &plain,
+        Pace { avg_length: 30.0, simultaneous: false },
+        soon(),
+        &Deadline::none(),
+    )
+    .unwrap();
+    let d = v.duel.clone().unwrap_or_else(|| panic!("{v:?}"));
+    assert!(d.games >= 4 && !v.adopted && d.losses > d.wins, "{v:?}");
+    assert_eq!(v.features, ["exploration 10.00"]);
+    for name in ["trinim.kif", "hanoi.kif"] {
+        let mut m = propnet_machine(&game(name), propel_compiler::propnet::passes::Pass::DEFAULT);
+        let root = m.initial_state().unwrap();
+        let v = validate(
+            &m,
+            &root,
+            &crippled,
+            &plain,
+            Pace { avg_length: 20.0, simultaneous: false },
+            soon(),
+            &Deadline::none(),
+        )
+        .unwrap();
+        assert!(v.duel.as_ref().is_some_and(|d| d.games >= 1), "{name}: {v:?}");
+    }
+}

@@ -122,6 +122,13 @@ pub trait LaneSource {
     /// input (bit `i % 64` of word `i / 64`). Comes just before the lane's
     /// [`LaneSource::finished`].
     fn played(&mut self, _lane: usize, _inputs: &[u64]) {}
+    /// Whether to stop starting playouts now, asked at every step (the
+    /// lanes in play then finish without their look-ahead): a source that
+    /// hears of a stop only when a lane is free would wait for the end of
+    /// a playout, seconds with look-ahead lanes in a long game.
+    fn stop_now(&mut self) -> bool {
+        false
+    }
 }
 
 /// Per-thread memory of the lane driver.
@@ -685,6 +692,11 @@ impl Lanes {
         let mut loaded: Word;
         loop {
             loaded = 0;
+            // Every eighth step: a clock read costs a few percent of a
+            // step of the smallest games.
+            if step & 7 == 0 && !stopped {
+                stopped = source.stop_now();
+            }
             let mut free = !active & !parked;
             while free != 0 && !stopped {
                 let l = free.trailing_zeros() as usize;

@@ -66,6 +66,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         c
     };
     let (base, challenger) = (config(&a.base), config(&a.challenger));
+    let features = propel_runtime::mcts::validate::features(&challenger, &base);
     let root = m.initial_state()?;
     let stop = match a.seconds {
         Some(s) => Deadline::at(Instant::now() + Duration::from_secs_f64(s)),
@@ -81,11 +82,15 @@ pub fn run(a: Args) -> Result<ExitCode> {
             json!({
                 "game": a.game.display().to_string(), "move_time": a.move_time, "seconds": seconds,
                 "games": d.games, "wins": d.wins, "draws": d.draws, "losses": d.losses,
-                "mean": d.mean(), "adopt": d.adopt(), "plies": d.plies, "cut_short": d.cut_short,
+                "mean": d.mean(), "std_error": d.std_error(), "gain": d.gain(), "adopt": d.adopt(),
+                "plies": d.plies, "cut_short": d.cut_short, "features": features,
             })
         );
     } else {
         println!("duel on {} ({:.1} s, {} moves, {} s a move)", a.game.display(), seconds, d.plies, a.move_time);
+        if !features.is_empty() {
+            println!("the challenger's features beyond the base's: {}", features.join(", "));
+        }
         println!("{}", d.describe("the challenger"));
         if d.cut_short {
             println!("the last game was cut short (the time limit or {} moves) and is not counted", duel::MAX_PLIES);

@@ -22,7 +22,7 @@ use propel_compiler::lower::Cancel;
 use propel_compiler::{Deadline, Game};
 use propel_runtime::analysis::analyse_until;
 use propel_runtime::build::{prepare, BuildOptions};
-use propel_runtime::mcts::validate::validate;
+use propel_runtime::mcts::validate::{validate, Pace};
 use propel_runtime::mcts::Stats;
 use propel_runtime::{Hybrid, Prover, Rng};
 use rustc_hash::FxHashMap;
@@ -1309,9 +1309,9 @@ impl Pending {
         analysed.lanes = lanes;
         plain.lanes = lanes;
         let mut m = m.clone();
-        let verdict = m.initial_state().and_then(|root| {
-            validate(&m, &root, &analysed, &plain, avg_length, simultaneous, until, stop)
-        });
+        let verdict = m
+            .initial_state()
+            .and_then(|root| validate(&m, &root, &analysed, &plain, Pace { avg_length, simultaneous }, until, stop));
         match verdict {
             Ok(v) => {
                 info!("validation: {}", v.describe());

@@ -434,10 +434,17 @@ pub fn analyse_until(
     // (0.51x); pentago 15.1 (0.29x, and no gain in matches: 2-0-2 against
     // the default, 0-0-2 against Sancho); hex 20.8, where each lane has
     // about a hundred moves, rolls out 70x slower.
-    a.decisive =
-        !a.simultaneous && miss_rate > 0.02 && a.material.is_none() && a.greedy_check_cost <= DECISIVE_MAX_CHECK;
+    // The look-ahead tries every move of a lane, so a step costs about as
+    // many rounds as the mover has moves: the mean branching bounds it too
+    // (chess_200, 14 moves a decision: 47 iterations a second).
+    let branching = a.branching.iter().copied().fold(0.0, f64::max);
+    a.decisive = !a.simultaneous
+        && miss_rate > 0.02
+        && a.material.is_none()
+        && a.greedy_check_cost <= DECISIVE_MAX_CHECK
+        && branching <= DECISIVE_MAX_CHECK;
     a.decisive_reason = format!(
-        "random play missed an immediate win in {:.1}% of decisions (on over 2%); {:.1} moves that can end a game a decision (on up to {DECISIVE_MAX_CHECK}); {}",
+        "random play missed an immediate win in {:.1}% of decisions (on over 2%); {:.1} moves that can end a game and {branching:.1} moves a decision (on up to {DECISIVE_MAX_CHECK}); {}",
         100.0 * miss_rate,
         a.greedy_check_cost,
         if a.simultaneous {

@@ -95,7 +95,12 @@ impl Duel {
         } else {
             format!("not adopted (below {ADOPT_SCORE})")
         };
-        format!("{challenger} {} in {} games (mean {:.2}): {verdict}", self.record(), self.games, self.mean().unwrap_or(0.0))
+        format!(
+            "{challenger} {} in {} games (mean {:.2}): {verdict}",
+            self.record(),
+            self.games,
+            self.mean().unwrap_or(0.0)
+        )
     }
 
     /// Wins-draws-losses, `5-0-1`.
@@ -191,7 +196,13 @@ struct Pairing<'a> {
 /// Plays game `game` of a duel into `d`: with two or more roles the
 /// challenger takes seat `game % roles`; with one, each side plays the
 /// puzzle alone. False when it was cut short.
-fn duel_game<M: Simulator>(m: &mut M, root: &M::State, p: &Pairing<'_>, game: u32, d: &mut Duel) -> Result<bool, MachineError>
+fn duel_game<M: Simulator>(
+    m: &mut M,
+    root: &M::State,
+    p: &Pairing<'_>,
+    game: u32,
+    d: &mut Duel,
+) -> Result<bool, MachineError>
 where
     M::State: Send + Sync,
     M::Move: Send + Sync,

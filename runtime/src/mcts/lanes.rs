@@ -398,6 +398,13 @@ where
     fn expanded(&mut self, lane: usize, child: &[u64], terminal: bool, legal: &[Vec<u32>]) {
         self.on_expanded(lane, child, terminal, legal);
     }
+
+    fn stop_now(&mut self) -> bool {
+        if !self.stopped && (Instant::now() >= self.deadline || (self.interrupt)()) {
+            self.stopped = true;
+        }
+        self.stopped
+    }
 }
 
 /// A rollout thread's side: lanes fed from the request queue.
@@ -510,5 +517,10 @@ where
     fn expanded(&mut self, lane: usize, child: &[u64], terminal: bool, legal: &[Vec<u32>]) {
         let legal = if terminal { Vec::new() } else { legal.to_vec() };
         self.send(Reply::Expanded { id: self.ids[lane], child: child.to_vec(), terminal, legal });
+    }
+
+    fn stop_now(&mut self) -> bool {
+        // Acquire: as in `next_start`.
+        self.stop.load(Ordering::Acquire)
     }
 }

@@ -14,13 +14,13 @@
 //! graphs, one per thread, merged at the root.
 
 pub mod duel;
-pub mod validate;
 pub mod factored;
 pub mod graph;
 mod lanes;
 pub mod mast;
 pub mod tuning;
 pub mod uct;
+pub mod validate;
 
 pub use factored::Factored;
 pub use graph::{Graph, Leaf, NodeRef, Step};

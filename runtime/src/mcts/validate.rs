@@ -59,6 +59,14 @@ impl Validation {
     }
 }
 
+/// How long a game runs, to size a duel's time per move: the analysis's
+/// mean random game in joint moves, and whether roles move at once.
+#[derive(Clone, Copy, Debug)]
+pub struct Pace {
+    pub avg_length: f64,
+    pub simultaneous: bool,
+}
+
 /// The analysis's features that `c` uses and `plain` does not.
 pub fn features(c: &Config, plain: &Config) -> Vec<String> {
     let mut f = Vec::new();
@@ -105,16 +113,15 @@ pub fn features(c: &Config, plain: &Config) -> Vec<String> {
 /// whether the analysed settings are used: where no feature differs,
 /// trivially; where there is no time for [`MIN_GAMES`] games at the
 /// shortest move time, or fewer finished, on the analysis's checks alone;
-/// else only on a measured gain ([`Duel::gain`]). `avg_length` (the
-/// analysis's mean random game, in joint moves) and `simultaneous` size
-/// the time per move: about [`PLANNED_GAMES`] games in the time given.
+/// else only on a measured gain ([`Duel::gain`]). The game's `pace`
+/// sizes the time per move: about [`PLANNED_GAMES`] games in the time
+/// given.
 pub fn validate<M: Simulator>(
     m: &M,
     root: &M::State,
     analysed: &Config,
     plain: &Config,
-    avg_length: f64,
-    simultaneous: bool,
+    pace: Pace,
     until: Instant,
     stop: &Deadline,
 ) -> Result<Validation, MachineError>
@@ -124,12 +131,18 @@ where
 {
     let features = features(analysed, plain);
     if features.is_empty() {
-        return Ok(Validation { features, adopted: true, reason: "nothing to validate".into(), ..Validation::default() });
+        return Ok(Validation {
+            features,
+            adopted: true,
+            reason: "nothing to validate".into(),
+            ..Validation::default()
+        });
     }
     let roles = m.roles().len().max(1) as f64;
     // Searches per game: one per move where roles take turns, one per
     // role where they move at once; a puzzle is played twice.
-    let searches = avg_length.max(1.0) * if simultaneous { roles } else { 1.0 } * if roles == 1.0 { 2.0 } else { 1.0 };
+    let searches =
+        pace.avg_length.max(1.0) * if pace.simultaneous { roles } else { 1.0 } * if roles == 1.0 { 2.0 } else { 1.0 };
     let time = until.saturating_duration_since(Instant::now());
     let per_move = time.div_f64(PLANNED_GAMES * searches).clamp(MIN_MOVE, MAX_MOVE);
     if time < MIN_MOVE.mul_f64(f64::from(MIN_GAMES) * searches) {
