@@ -3,7 +3,8 @@
 //! challenger takes each seat in turn and the base every other seat; a
 //! puzzle (one role) is played by each side alone and the goals compared.
 //! `propel duel` screens a setting before matches; the player duels its
-//! analysed settings against plain ones in its start clock ([`validate`]).
+//! analysed settings against plain ones in its start clock
+//! ([`super::validate`]).
 
 use super::{Config, Search};
 use crate::machine::MachineError;

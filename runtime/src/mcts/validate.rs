@@ -114,7 +114,7 @@ pub fn features(c: &Config, plain: &Config) -> Vec<String> {
 /// trivially; where there is no time for [`MIN_GAMES`] games at the
 /// shortest move time, or fewer finished, on the analysis's checks alone;
 /// else only on a measured gain ([`Duel::gain`]). The game's `pace`
-/// sizes the time per move: about [`PLANNED_GAMES`] games in the time
+/// sizes the time per move: about a dozen games in the time
 /// given.
 pub fn validate<M: Simulator>(
     m: &M,
