@@ -254,6 +254,44 @@ def table(out, suite, opp):
     return "\n".join(lines)
 
 
+def feature_name(f):
+    """`capture-first lanes (187 moves)` -> `capture-first lanes`."""
+    return re.sub(r" \(.*\)$|^exploration .*$", lambda m: "" if m.group(0).startswith(" ") else "exploration", f)
+
+
+def validations(out, suite, opp):
+    """Per feature: matches where the analysis's checks passed it, and where
+    the start-clock validation kept it, from the measured player's logs."""
+    name = opp_name(opp)
+    tally = {}
+    duels = kept = matches = 0
+    for game, _ in suite:
+        for stats in (out / name / Path(game).name / "logs" / "propel").glob("*/stats.jsonl"):
+            for line in stats.read_text().splitlines():
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue
+                v = e.get("validation")
+                if e.get("event") != "validation" or not v:
+                    continue
+                matches += 1
+                duels += v.get("duel") is not None
+                kept += bool(v.get("adopted"))
+                for f in v.get("features", []):
+                    t = tally.setdefault(feature_name(f), [0, 0, set()])
+                    t[0] += 1
+                    t[1] += bool(v.get("adopted"))
+                    t[2].add(Path(game).name)
+    if not matches:
+        return ""
+    lines = ["", f"validation in {matches} matches ({duels} with a duel, {kept} kept the analysed settings):",
+             f"  {'feature':<24} {'passed checks':>13} {'kept':>5}  games"]
+    for f, (n, k, games) in sorted(tally.items(), key=lambda x: -x[1][0]):
+        lines.append(f"  {f:<24} {n:>13} {k:>5}  {len(games)}")
+    return "\n".join(lines)
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     if len(args) != 1:
@@ -277,7 +315,7 @@ def main():
             f.write(f"{time.strftime('%FT%TZ', time.gmtime())} {propel} {env('ARGS', '')} against {opp}\n")
         for game, cat in suite:
             play(game, cat, opp, out)
-    t = table(out, suite, opp)
+    t = table(out, suite, opp) + validations(out, suite, opp)
     (out / "table.txt").write_text(t + "\n")
     print(t)
 

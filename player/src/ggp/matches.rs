@@ -1144,6 +1144,13 @@ fn spawn_builder(
                         "capturing_moves": a.captures.len(),
                         "factors": a.factors.len(), "factored_search": cfg.factored && a.factors.len() > 1,
                         "puzzle": a.puzzle_note,
+                        // What each feature's checks measured and decided.
+                        "checks": {
+                            "exploration": a.exploration_reason, "material": a.material_reason,
+                            "greedy": a.greedy_reason, "decisive": a.decisive_reason,
+                            "terminal_children": a.expand_terminal_reason,
+                            "heuristics": format!("held-out R² {:?}, worth {} visits", a.heuristic_r2, a.prior_visits),
+                        },
                     });
                     let _ = out.send(Built::Analysis(summary));
                     if let Some(s) = a.puzzle {
