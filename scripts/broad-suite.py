@@ -93,7 +93,9 @@ class Players:
         return m.group(1)
 
     def measured(self, k):
-        return self.serve(self.propel, "propel", env("ARGS", ""), self.out_dir / f"propel{k}.serve.log")
+        # Instances of one match log under their own names.
+        name = "propel" if k == 0 else f"propel-{k + 1}"
+        return self.serve(self.propel, name, env("ARGS", ""), self.out_dir / f"propel{k}.serve.log")
 
     def opponent(self, k):
         kind, _, rest = self.opp.partition(":")
@@ -101,7 +103,8 @@ class Players:
             return "builtin:uct"
         name, _, what = rest.partition("=")
         if kind == "bin":
-            return self.serve(what, name, env("OPP_ARGS", ""), self.out_dir / f"{name}{k}.serve.log")
+            label = name if k == 0 else f"{name}-{k + 1}"
+            return self.serve(what, label, env("OPP_ARGS", ""), self.out_dir / f"{name}{k}.serve.log")
         if kind == "cmd":
             port = self.port + k
             log = open(self.out_dir / f"{name}{k}.serve.log", "w")
@@ -266,7 +269,7 @@ def validations(out, suite, opp):
     tally = {}
     duels = kept = matches = 0
     for game, _ in suite:
-        for stats in (out / name / Path(game).name / "logs" / "propel").glob("*/stats.jsonl"):
+        for stats in (out / name / Path(game).name / "logs").glob("propel*/*/stats.jsonl"):
             for line in stats.read_text().splitlines():
                 try:
                     e = json.loads(line)

@@ -9,7 +9,7 @@
 #   - 10 s after the aborts no thread of an aborted match is left
 #     (thread names m:ID, f:ID, b:ID in /proc/PID/task/*/comm).
 # Exit status 0 when all hold. Not part of `cargo test` (about a minute;
-# player/tests/player_robust.rs runs a fast variant).
+# player/tests/integration/player_robust.rs runs a fast variant).
 #
 # usage: scripts/hostile.sh [BIN]     (default target/release/propel)
 # env:   LIMIT (server memory, default 4G), START (hostile start clock, 5),

@@ -5,4 +5,4 @@
 # Usage: scripts/proptest.sh [extra cargo test arguments]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo test -p propel-tests --test random_games "$@" -- --ignored --nocapture
+cargo test -p propel-tests --test integration random_games:: "$@" -- --ignored --nocapture

@@ -1,9 +1,7 @@
 //! The GGP player and game manager over real HTTP: full matches with short
 //! clocks on every bundled game, and requests a manager should never send.
 
-mod common;
-
-use common::{agent, check_record, post, records, root, temp_dir, two_at_a_time, Player};
+use crate::common::{agent, check_record, post, records, root, temp_dir, two_at_a_time, Player};
 use std::path::PathBuf;
 use std::process::Command;
 

@@ -9,8 +9,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-#[path = "../../tests/skip.rs"]
-mod skip;
+use crate::skip;
 
 const MAIN_C: &str = r#"
 #include <math.h>

@@ -2,9 +2,7 @@
 //! `propel report`'s page; `propel bench --svg`'s chart. Built-in random
 //! players on tic-tac-toe with short clocks keep each test to seconds.
 
-mod common;
-
-use common::Scratch;
+use crate::common::Scratch;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -5,8 +5,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-#[path = "../../tests/skip.rs"]
-mod skip;
+use crate::skip;
 
 #[test]
 fn every_corpus_game_is_valid_or_rejected_with_a_reason() {

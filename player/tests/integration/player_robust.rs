@@ -3,9 +3,7 @@
 //! be legal and in time), and a hostile start that is aborted (every
 //! thread of the match gone, memory given back).
 
-mod common;
-
-use common::{check_record, post, records, root, temp_dir, two_at_a_time, Player};
+use crate::common::{check_record, post, records, root, temp_dir, two_at_a_time, Player};
 use std::collections::HashSet;
 use std::process::Command;
 use std::time::{Duration, Instant};

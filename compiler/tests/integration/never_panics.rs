@@ -6,8 +6,7 @@ use proptest::prelude::*;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-#[path = "../../tests/skip.rs"]
-mod skip;
+use crate::skip;
 
 fn check(bytes: &[u8]) {
     if let Err(e) = propel_compiler::load("fuzz.kif", bytes.to_vec()) {
