@@ -10,6 +10,7 @@ use anyhow::Result;
 use propel_compiler::Deadline;
 use propel_runtime::analysis::analyse;
 use propel_runtime::build::prepare;
+use propel_runtime::mcts::validate::{validate, Pace};
 use propel_runtime::mcts::{duel, Config, Tuning};
 use propel_runtime::{Hybrid, StateMachine};
 use serde_json::json;
@@ -41,6 +42,12 @@ pub struct Args {
     /// Seconds of meta-game analysis first, as the player's (0.1 to 600).
     #[arg(long, default_value_t = 3.0, value_parser = opts::seconds_between(0.1, 600.0), allow_hyphen_values = true)]
     analyse: f64,
+    /// Play the player: before each game its start-clock validation, with
+    /// this many seconds, decides whether the challenger plays with its
+    /// analysed settings or with none of the analysis's features (as the
+    /// player does with `--search` settings and no `--no-validation`).
+    #[arg(long, value_parser = opts::seconds_between(0.1, 600.0), allow_hyphen_values = true)]
+    validate: Option<f64>,
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -74,7 +81,31 @@ pub fn run(a: Args) -> Result<ExitCode> {
     };
     let t = Instant::now();
     let games = u32::try_from(a.games)?;
-    let d = duel::duel(&m, &root, &base, &challenger, Duration::from_secs_f64(a.move_time), games, &stop)?;
+    let per_move = Duration::from_secs_f64(a.move_time);
+    // With `--validate`: the player's choice, game by game.
+    let mut kept = 0u32;
+    let d = match a.validate {
+        None => duel::duel(&m, &root, &base, &challenger, per_move, 0..games, &stop)?,
+        Some(s) => {
+            let plain = config(&Tuning { features: false, ..a.challenger.clone() });
+            let pace = Pace { avg_length: analysis.avg_length, simultaneous: analysis.simultaneous };
+            let mut d = duel::Duel::default();
+            for g in 0..games {
+                let seed = a.seed ^ u64::from(g + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                let (analysed, plain) = (Config { seed, ..challenger.clone() }, Config { seed, ..plain.clone() });
+                let until = Instant::now() + Duration::from_secs_f64(s);
+                let v = validate(&m, &root, &analysed, &plain, pace, until, &stop)?;
+                eprintln!("game {}: validation: {}", g + 1, v.describe());
+                kept += u32::from(v.adopted);
+                let chosen = if v.adopted { &challenger } else { &plain };
+                d.merge(&duel::duel(&m, &root, &base, chosen, per_move, g..g + 1, &stop)?);
+                if d.cut_short {
+                    break;
+                }
+            }
+            d
+        }
+    };
     let seconds = t.elapsed().as_secs_f64();
     if a.json {
         println!(
@@ -84,6 +115,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 "games": d.games, "wins": d.wins, "draws": d.draws, "losses": d.losses,
                 "mean": d.mean(), "std_error": d.std_error(), "gain": d.gain(), "adopt": d.adopt(),
                 "plies": d.plies, "cut_short": d.cut_short, "features": features,
+                "validated": a.validate.map(|_| kept),
             })
         );
     } else {
@@ -92,6 +124,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
             println!("the challenger's features beyond the base's: {}", features.join(", "));
         }
         println!("{}", d.describe("the challenger"));
+        if a.validate.is_some() {
+            println!("its validation kept the analysed settings in {kept} of {} games", d.games);
+        }
         if d.cut_short {
             println!("the last game was cut short (the time limit or {} moves) and is not counted", duel::MAX_PLIES);
         }

@@ -109,6 +109,18 @@ impl Duel {
         format!("{}-{}-{}", self.wins, self.draws, self.losses)
     }
 
+    /// Adds another duel's games (of the same two sides) to this one's.
+    pub fn merge(&mut self, o: &Duel) {
+        self.games += o.games;
+        self.wins += o.wins;
+        self.draws += o.draws;
+        self.losses += o.losses;
+        self.score += o.score;
+        self.squares += o.squares;
+        self.plies += o.plies;
+        self.cut_short |= o.cut_short;
+    }
+
     fn add(&mut self, lead: f64) {
         let score = (0.5 + lead / 200.0).clamp(0.0, 1.0);
         self.games += 1;
@@ -228,16 +240,18 @@ where
 
 /// Plays games of `challenger` against `base` from `root` on copies of
 /// `m`, `per_move` of search for a side each time a role it plays has
-/// more than one move, until `games` are played or `stop` comes. Searches
-/// run on one thread each, with their shares of [`DUEL_POOL`] nodes, and
-/// keep their trees from move to move as the player's do.
+/// more than one move: the games numbered `games` (the number chooses the
+/// challenger's seat and the seeds), until they are played or `stop`
+/// comes. Searches run on one thread each, with their shares of
+/// [`DUEL_POOL`] nodes, and keep their trees from move to move as the
+/// player's do.
 pub fn duel<M: Simulator>(
     m: &M,
     root: &M::State,
     base: &Config,
     challenger: &Config,
     per_move: Duration,
-    games: u32,
+    games: std::ops::Range<u32>,
     stop: &Deadline,
 ) -> Result<Duel, MachineError>
 where
@@ -247,7 +261,7 @@ where
     let mut m = m.clone();
     let mut d = Duel::default();
     let p = Pairing { base, challenger, per_move, stop };
-    for game in 0..games {
+    for game in games {
         if !duel_game(&mut m, root, &p, game, &mut d)? {
             d.cut_short = true;
             break;
