@@ -24,7 +24,9 @@ How each category is played:
 Settings (environment): PROPEL (the binary measured; default this
 checkout's release build), ARGS / OPP_ARGS (extra `propel serve` flags of
 the measured player / of `bin:` opponents), MATCHES=2, START=60, PLAY=3,
-MARGIN=0.9, GAMES (a space-separated subset of the list's games),
+MARGIN=0.9, START_<game>=S (a game's start clock, e.g. START_amazonsSuicide;
+other characters than letters, digits and _ as _), GAMES (a space-separated
+subset of the list's games),
 CATEGORIES (a subset of the categories), SUITE=scripts/suites/broad.tsv,
 CORPUS=../shared/games, OUT=broad-suite, PORT=9500 (first port for `cmd:`
 players). Records go to OUT/<opponent>/<game>/; a game whose folder holds
@@ -150,6 +152,7 @@ def play(game, category, opp, out):
     matches, start, play_clock, margin = env("MATCHES", "2"), env("START", "60"), env("PLAY", "3"), env("MARGIN", "0.9")
     path = corpus / f"{game}.kif"
     d = out / opp_name(opp) / Path(game).name
+    start = env("START_" + re.sub(r"[^A-Za-z0-9_]", "_", Path(game).name), start)
     if (d / "done").exists():
         return
     d.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The player against a hostile manager (issue 24's goal): six hostile
+# The player against a hostile manager: six hostile
 # starts at once (scripts/hostile/*.kif: a million facts feeding `legal`,
 # a product of four relations, a transitive closure; each played once and
 # aborted) beside a normal connect-four match against the same server.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Instructions, branches and branch mispredictions per random playout, for
-# the interpreted propnet and the JIT (one playout at a time, and 64 at a
+# the interpreted propnet and the JIT (one playout at a time, and 128 at a
 # time on lanes), counted by valgrind's callgrind inside the playout loop
 # only (not the build). Its branch predictor is a simulated one, the same
 # on every machine: use this where `perf stat` has no hardware counters,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Matches under load (issue 24's goal): one served player (`propel serve`)
+# Matches under load: one served player (`propel serve`)
 # plays N matches at play clock 1 s, three at a time: one lane each on
 # base/chess_200.v1, base/breakthrough and base/reversi from
 # ../shared/games, against a built-in MCTS player, both roles in turn.

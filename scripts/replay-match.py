@@ -7,7 +7,7 @@ longer search prefers, with its value) and from the state after the move
 that was played (that move's value for ROLE, as the longer search sees
 it). A ply where the two values differ by more than THRESHOLD points is
 marked: the longer search would not have played the move. Not a test: a
-tool for finding where a match was lost (issue 26).
+tool for finding where a match was lost.
 
     scripts/replay-match.py RECORD.json ROLE [--propel P] [--seconds S]
         [--analyse A] [--search SETTINGS] [--from-ply N] [--threshold T]

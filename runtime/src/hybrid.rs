@@ -1,11 +1,10 @@
 //! A machine that walks the search tree on the interpreted propnet and runs
 //! rollouts as bit-parallel native playouts.
 //!
-//! On large games the interpreter steps a single state faster than the
-//! generated differential code (whose megabytes of straight-line updates
-//! miss the instruction cache), while the lane code plays 128 games at once
-//! many times faster than either: reversi's lanes ran 171k playouts/s
-//! against the interpreter's 2.8k. Both machines come from one compiled
+//! The tree's states live on the interpreter, which any game builds, while
+//! the lane code plays 128 games at once many times faster than one state
+//! at a time: reversi's lanes ran 171k playouts/s against the
+//! interpreter's 2.8k. Both machines come from one compiled
 //! network, so they number bases and inputs alike and share states.
 
 use crate::machine::{MachineError, StateMachine};

@@ -48,8 +48,8 @@ pub(crate) const FANOUT_PIECE: usize = 16_384;
 /// (`CodegenOptions::engine_opt_updates`).
 pub(crate) const ENGINE_OPT_UPDATES: usize = 65_536;
 /// Engines over this many counter updates propagate from tables
-/// (`CodegenOptions::engine_table_updates`). 4,096 until the table loop
-/// lost its spills (stop 39): then tables beat code on breakthrough (2.3k
+/// (`CodegenOptions::engine_table_updates`). At 1,024, once the table loop
+/// lost its spills, tables beat code on breakthrough (2.3k
 /// and 2.7k updates, 56k against 36k playouts/s) and connect four (1.5k,
 /// 250k against 199k), code still on tic-tac-toe (287) and pentago (1.6k,
 /// 33k against 28k).

@@ -1,7 +1,7 @@
 //! How native code is generated: every setting a value the command line
 //! passes down (`--codegen`, `--codegen-threads`), none read from the
-//! environment. The defaults are what the measurements in docs/native.md
-//! chose.
+//! environment. The defaults are what measurements chose (docs/native.md,
+//! RESULTS.md).
 
 /// Cranelift's optimisation level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

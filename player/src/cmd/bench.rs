@@ -1,7 +1,7 @@
 //! `propel bench [GAME.kif...]`: in one run per game, random playouts on
 //! the prover (when not too slow), the interpreted propnet and the JIT
 //! (batches of whole playouts in native code: bit-parallel lanes where
-//! they measured faster), on one thread and on all cores; and, on one
+//! the code has them), on one thread and on all cores; and, on one
 //! thread, the JIT's one-playout-at-a-time path (`jit-single`). Then the
 //! search as a match runs it, from the initial state: MCTS iterations per
 //! second on the interpreted propnet (rollouts one leaf at a time) and
@@ -116,8 +116,8 @@ fn standard<M: StateMachine>(m: &mut M, rng: &mut Rng, stats: &mut PlayoutStats)
     Ok(())
 }
 
-/// A batch of 16 x [`LANES`] native playouts (bit-parallel when the code
-/// has lanes and they measured faster; lanes are refilled as games end,
+/// A batch of 16 x [`LANES`] native playouts (bit-parallel where the code
+/// has lanes; lanes are refilled as games end,
 /// so only the batch's last games leave lanes idle).
 fn native(m: &mut NativeMachine, rng: &mut Rng, stats: &mut PlayoutStats) -> Result<()> {
     let s0 = m.initial_state()?;

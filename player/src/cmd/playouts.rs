@@ -32,8 +32,8 @@ pub struct Args {
     #[arg(long)]
     fast: bool,
     /// With `--fast`: bit-parallel lanes (`on`), the differential code one
-    /// playout at a time (`off`), or whichever measured faster when the
-    /// machine was built (`auto`).
+    /// playout at a time (`off`), or lanes wherever the code has them
+    /// (`auto`).
     #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"], requires = "fast")]
     lanes: String,
     /// With `--fast`: win-first lanes (random games for this many

@@ -421,7 +421,7 @@ pub fn analyse_until(
     // looked cheap on breakthrough (24 against 64) and connect four (6.1
     // against 21), and the player that used it lost there: 7-0-13 and
     // 6-3-11 over two runs of matches against the same player without
-    // the analysis (docs/analysis.md). The check runs on the tree's
+    // the analysis (RESULTS.md). The check runs on the tree's
     // machine (the interpreter under the hybrid) while rollouts run
     // natively, several times faster, so a count understates it: only a
     // check under a tenth of a rollout's steps turns it on.

@@ -268,7 +268,7 @@ fn by_lane(c: &Candidates, live: Word, rng: &mut Rng, out: &mut Moves, scratch: 
     // Per lane, rejection costs about its draws (n / legal, the mean
     // legal count taken for each lane's) plus one; the transpose, three
     // per 64 candidates, in units of a draw. Fitted to `propel playouts
-    // --fast` with either way forced (docs/native.md: lanes): rejection
+    // --fast` with either way forced (RESULTS.md): rejection
     // wins on breakthrough (6 draws, 3 blocks), hex (2, 2) and speedChess
     // (32, 17), the transpose on reversi (7, 2), checkers (16, 2) and
     // pentago (3, 1).

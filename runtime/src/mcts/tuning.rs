@@ -296,9 +296,9 @@ impl Tuning {
         c.mast = self.mast;
         c.rave = self.rave;
         c.normalize = self.normalize.or(false);
-        // Sancho's three rules for material together (docs/mcts.md,
-        // *Against Sancho, stop 46*: 20-1-7 against the rules before in
-        // self-play on four games with material).
+        // Sancho's three rules for material together (20-1-7 against the
+        // rules before in self-play on four games with material;
+        // RESULTS.md).
         let material = c.material.is_some();
         c.local_material = self.local_material.unwrap_or(true);
         c.material_backup = self.material_backup.or(true);
