@@ -556,7 +556,7 @@ where
     /// any value short of the best) is no longer selected while the node
     /// has an open move: a visit there backs up a value already known and
     /// learns nothing, and a search can spend most of its iterations so
-    /// (late connect four positions, docs/mcts.md). The
+    /// (late connect four positions, RESULTS.md). The
     /// chooser can have the best solved child's value whatever the open
     /// moves are worth, so in a two-role game whose goals add up to the
     /// maximum, a value backed up through the node is lifted to at least

@@ -122,7 +122,7 @@ pub struct Tuning {
 
 /// The chance of a capture where `capture=auto` turns capture-first lanes
 /// on: at 0.5 they lost breakthrough 0-10 and knightThrough 4-6 to the
-/// same lanes at 1 (`propel duel`, docs/mcts.md).
+/// same lanes at 1 (`propel duel`, RESULTS.md).
 pub const CAPTURE_CHANCE: f64 = 1.0;
 
 impl Default for Tuning {
@@ -259,7 +259,7 @@ impl Tuning {
         c.win_first = win_first.then(|| Arc::from(a.winning.as_slice()));
         c.decisive = self.decisive.or(a.decisive);
         // Decisive lanes alone lost connect four 1-0-7 to the default;
-        // taking back the moves that leave a win, 3-1-0 (docs/mcts.md).
+        // taking back the moves that leave a win, 3-1-0 (RESULTS.md).
         c.safe_first = (win_first || c.decisive) && self.safe_first.or(c.decisive);
         c.expand_terminal = self.expand_terminal.or(a.expand_terminal);
         c.expand_after = self.expand_after;
