@@ -368,6 +368,12 @@ pub fn analyse_until(
         // Random games all end alike: nothing to scale by.
         a.exploration = 0.7;
         a.exploration_reason = format!("random games all end alike (goal spread {spread:.2}): default kept");
+    } else if (spread - 0.5).abs() < 0.05 {
+        // Within a tenth of a fair win/loss game's: a change too small to
+        // matter, and one the start-clock validation would duel for.
+        a.exploration = 0.7;
+        a.exploration_reason =
+            format!("largest standard deviation of random-game goals {spread:.2}, near a fair win/loss game's 0.5: 0.7 kept");
     } else {
         a.exploration = (0.7 * spread / 0.5).clamp(0.2, 1.0);
         a.exploration_reason = format!(
