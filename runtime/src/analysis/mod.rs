@@ -372,8 +372,9 @@ pub fn analyse_until(
         // Within a tenth of a fair win/loss game's: a change too small to
         // matter, and one the start-clock validation would duel for.
         a.exploration = 0.7;
-        a.exploration_reason =
-            format!("largest standard deviation of random-game goals {spread:.2}, near a fair win/loss game's 0.5: 0.7 kept");
+        a.exploration_reason = format!(
+            "largest standard deviation of random-game goals {spread:.2}, near a fair win/loss game's 0.5: 0.7 kept"
+        );
     } else {
         a.exploration = (0.7 * spread / 0.5).clamp(0.2, 1.0);
         a.exploration_reason = format!(
