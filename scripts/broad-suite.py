@@ -51,15 +51,16 @@ def env(name, default):
     return os.environ.get(name, default)
 
 
-def interval(xs):
-    n = len(xs)
-    if n == 0:
-        return 0.0, 0.0
-    mean = sum(xs) / n
-    if n < 2:
-        return mean, 0.0
-    var = sum((x - mean) ** 2 for x in xs) / (n - 1)
-    return mean, 1.96 * math.sqrt(var / n)
+def _strength_table():
+    """scripts/strength-table.py, for its interval (one definition of it)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("strength_table", ROOT / "scripts" / "strength-table.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+interval = _strength_table().interval
 
 
 def roles_of(game_path, propel):

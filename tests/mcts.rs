@@ -818,54 +818,29 @@ fn dropped_losses_leave_the_threatened_node_its_one_answer() {
 /// duel too.
 #[test]
 fn validation_duels_the_analysed_settings_against_plain_ones() {
+    use propel_compiler::propnet::passes::Pass;
     use propel_compiler::Deadline;
-    use propel_runtime::mcts::validate::{validate, Pace};
-    let mut m = propnet_machine(&game("connect4.kif"), propel_compiler::propnet::passes::Pass::DEFAULT);
-    let root = m.initial_state().unwrap();
-    let plain = Config { pool: 100_000, ..config(1, Mode::Pipeline, 100_000) };
-    let soon = || Instant::now() + Duration::from_secs(4);
-    let v =
-        validate(&m, &root, &plain, &plain, Pace { avg_length: 30.0, simultaneous: false }, soon(), &Deadline::none())
-            .unwrap();
-    assert!(v.adopted && v.duel.is_none() && v.features.is_empty(), "{v:?}");
+    use propel_runtime::mcts::validate::{validate, Pace, Validation};
+    let plain = config(1, Mode::Pipeline, 100_000);
     let crippled = Config { pool: 16, exploration: 10.0, ..plain.clone() };
-    let v = validate(
-        &m,
-        &root,
-        &crippled,
-        &plain,
-        Pace { avg_length: 30.0, simultaneous: false },
-        Instant::now(),
-        &Deadline::none(),
-    )
-    .unwrap();
+    let soon = || Instant::now() + Duration::from_secs(4);
+    // Validates `analysed` on game `name` until `until`.
+    let check = |name: &str, analysed: &Config, until: Instant| -> Validation {
+        let mut m = propnet_machine(&game(name), Pass::DEFAULT);
+        let root = m.initial_state().unwrap();
+        let pace = Pace { avg_length: 30.0, simultaneous: false };
+        validate(&m, &root, analysed, &plain, pace, until, &Deadline::none()).unwrap()
+    };
+    let v = check("connect4.kif", &plain, soon());
+    assert!(v.adopted && v.duel.is_none() && v.features.is_empty(), "{v:?}");
+    let v = check("connect4.kif", &crippled, Instant::now());
     assert!(v.adopted && v.duel.is_none() && v.reason.contains("no time"), "{v:?}");
-    let v = validate(
-        &m,
-        &root,
-        &crippled,
-        &plain,
-        Pace { avg_length: 30.0, simultaneous: false },
-        soon(),
-        &Deadline::none(),
-    )
-    .unwrap();
+    let v = check("connect4.kif", &crippled, soon());
     let d = v.duel.clone().unwrap_or_else(|| panic!("{v:?}"));
     assert!(d.games >= 4 && !v.adopted && d.losses > d.wins, "{v:?}");
     assert_eq!(v.features, ["exploration 10.00"]);
     for name in ["trinim.kif", "hanoi.kif"] {
-        let mut m = propnet_machine(&game(name), propel_compiler::propnet::passes::Pass::DEFAULT);
-        let root = m.initial_state().unwrap();
-        let v = validate(
-            &m,
-            &root,
-            &crippled,
-            &plain,
-            Pace { avg_length: 20.0, simultaneous: false },
-            soon(),
-            &Deadline::none(),
-        )
-        .unwrap();
+        let v = check(name, &crippled, soon());
         assert!(v.duel.as_ref().is_some_and(|d| d.games >= 1), "{name}: {v:?}");
     }
 }

@@ -47,6 +47,9 @@ pub trait Brain: Send {
     fn roles(&self) -> &[String];
     /// `role`'s legal moves in the current state, canonical KIF.
     fn legal(&mut self, role: usize) -> Result<Vec<String>>;
+    /// `role`'s move where it has only one (none written out otherwise:
+    /// a state can have millions).
+    fn only_move(&mut self, role: usize) -> Result<Option<String>>;
     fn terminal(&mut self) -> Result<bool>;
     /// Goals in the current state (for the log at the end).
     fn goals(&mut self) -> Result<Vec<u8>>;
@@ -158,6 +161,16 @@ where
         let kif = moves.iter().map(|&mv| m.move_kif(mv)).collect();
         self.scratch = moves;
         Ok(kif)
+    }
+
+    fn only_move(&mut self, role: usize) -> Result<Option<String>> {
+        let moves = self.legal_moves(role)?;
+        let only = match moves.as_slice() {
+            [only] => Some(self.m().move_kif(*only)),
+            _ => None,
+        };
+        self.scratch = moves;
+        Ok(only)
     }
 
     fn terminal(&mut self) -> Result<bool> {

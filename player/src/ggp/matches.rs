@@ -687,10 +687,7 @@ impl Match {
         if self.brain.terminal()? {
             return Err(Illegal("asked to play in a terminal state".into()).into());
         }
-        let only = match self.brain.legal(self.role)?.as_slice() {
-            [only] => Some(only.clone()),
-            _ => None,
-        };
+        let only = self.brain.only_move(self.role)?;
         let Choice { mv, value, visits } = match (self.planned(), only) {
             (Some(mv), _) => Choice { mv, value: Some(100.0), visits: 0 },
             // Nothing to decide: answered at once (the search goes on
@@ -1235,16 +1232,8 @@ fn spawn_builder(
                     if let Strategy::Mcts(c) = &mut lanes {
                         c.lanes = true;
                     }
-                    let hybrid = Hybrid::new(prepared.propnet(), m);
-                    if let Some(p) = pending {
-                        lanes = p.validated(&hybrid, true, until, &stop, &out).strategy;
-                    }
-                    match MachineBrain::new("hybrid", hybrid, &lanes, seed) {
-                        Ok(b) => {
-                            let _ = out.send(Built::Brain(Box::new(b), twin.take()));
-                        }
-                        Err(e) => warn!("hybrid machine: {e:#}"),
-                    }
+                    let hand = Handover { until, stop: &stop, out: &out, seed };
+                    hand.send("hybrid", Hybrid::new(prepared.propnet(), m), lanes, pending, twin.take());
                     return;
                 }
                 if wants(&MachineKind::Propnet) {
@@ -1255,16 +1244,8 @@ fn spawn_builder(
                     on_propnet(pending);
                     return;
                 }
-                let mut strategy = strategy;
-                if let Some(p) = pending {
-                    strategy = p.validated(&m, false, until, &stop, &out).strategy;
-                }
-                match MachineBrain::new("jit", m, &strategy, seed) {
-                    Ok(b) => {
-                        let _ = out.send(Built::Brain(Box::new(b), twin.take()));
-                    }
-                    Err(e) => warn!("JIT machine: {e:#}"),
-                }
+                let hand = Handover { until, stop: &stop, out: &out, seed };
+                hand.send("jit", m, strategy.clone(), pending, twin.take());
             }
             Err(e) if stopped() => info!("no native code: {e} (abort or the start clock)"),
             Err(e) => {
@@ -1287,6 +1268,42 @@ struct Pending {
     plain: propel_runtime::mcts::Config,
     avg_length: f64,
     simultaneous: bool,
+}
+
+/// Where and when the builder hands a validated brain over.
+struct Handover<'a> {
+    until: Instant,
+    stop: &'a Deadline,
+    out: &'a Sender<Built>,
+    seed: u64,
+}
+
+impl Handover<'_> {
+    /// Sends a brain called `name` on `m` searching with `strategy`, or
+    /// with what validating `pending` on `m` chose (on its lanes where
+    /// `strategy` has them).
+    fn send<M: propel_runtime::simulate::Simulator + 'static>(
+        &self,
+        name: &'static str,
+        m: M,
+        mut strategy: Strategy,
+        pending: Option<Pending>,
+        twin: Option<Box<dyn Brain>>,
+    ) where
+        M::State: Send + Sync,
+        M::Move: Send + Sync,
+    {
+        if let Some(p) = pending {
+            let lanes = matches!(&strategy, Strategy::Mcts(c) if c.lanes);
+            strategy = p.validated(&m, lanes, self.until, self.stop, self.out).strategy;
+        }
+        match MachineBrain::new(name, m, &strategy, self.seed) {
+            Ok(b) => {
+                let _ = self.out.send(Built::Brain(Box::new(b), twin));
+            }
+            Err(e) => warn!("{name} machine: {e:#}"),
+        }
+    }
 }
 
 /// What a validation chose.

@@ -258,16 +258,7 @@ where
     M::State: Send + Sync,
     M::Move: Send + Sync,
 {
-    let mut m = m.clone();
-    let mut d = Duel::default();
-    let p = Pairing { base, challenger, per_move, stop };
-    for game in games {
-        if !duel_game(&mut m, root, &p, game, &mut d)? {
-            d.cut_short = true;
-            break;
-        }
-    }
-    Ok(d)
+    play_duel(m, root, &Pairing { base, challenger, per_move, stop }, games, false)
 }
 
 /// [`duel`] until `stop`, or until the games settle the question
@@ -284,14 +275,28 @@ where
     M::State: Send + Sync,
     M::Move: Send + Sync,
 {
+    play_duel(m, root, &Pairing { base, challenger, per_move, stop }, 0..u32::MAX, true)
+}
+
+/// The games of a duel, stopping early once settled where `settle`.
+fn play_duel<M: Simulator>(
+    m: &M,
+    root: &M::State,
+    p: &Pairing<'_>,
+    games: std::ops::Range<u32>,
+    settle: bool,
+) -> Result<Duel, MachineError>
+where
+    M::State: Send + Sync,
+    M::Move: Send + Sync,
+{
     let mut m = m.clone();
     let mut d = Duel::default();
-    let p = Pairing { base, challenger, per_move, stop };
-    for game in 0.. {
-        if d.settled() {
+    for game in games {
+        if settle && d.settled() {
             break;
         }
-        if !duel_game(&mut m, root, &p, game, &mut d)? {
+        if !duel_game(&mut m, root, p, game, &mut d)? {
             d.cut_short = true;
             break;
         }
