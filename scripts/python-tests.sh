@@ -6,8 +6,8 @@
 #
 # PROPEL_PY_VENV: where the environment goes (default target/python-venv,
 # reused when it exists). PROPEL_PY_RELEASE=1 builds the extension
-# optimised (for timings); by default it is built in the test profile, in
-# the workspace's target directory, so it reuses what `cargo test` built.
+# optimised (for timings); by default it is a dev build in the workspace's
+# target directory.
 # PYTHON: the interpreter to make the environment with (default python3,
 # 3.9 or newer).
 set -euo pipefail
@@ -24,9 +24,11 @@ fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet "maturin>=1.5,<2"
 
-# The test profile: what `cargo test` compiled (the whole dependency tree)
-# is reused, where a dev build would compile it again.
-profile=(--profile test)
+# A dev build. Not `--profile test`: cargo then builds the library as a test
+# harness, which Python cannot load. It shares little with what `cargo test`
+# compiled: pyo3's macros turn on features of syn that serde's derive also
+# uses, so the whole tree under serde is built again.
+profile=()
 if [ "${PROPEL_PY_RELEASE:-0}" = 1 ]; then profile=(--release); fi
 echo "python-tests: building the extension (maturin develop ${profile[*]:-}) and installing its test extras"
 (cd python && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" "$venv/bin/maturin" develop --quiet --extras all "${profile[@]}")
