@@ -4,20 +4,28 @@
     game = load_game("games/connect4.kif")        # a pyspiel.Game
     state = game.new_initial_state()
 
-The game is registered with pyspiel under `game.get_type().short_name`
-(`propel_<file stem>_<hash>`), so `pyspiel.load_game(name)` works too.
+Importing this module registers the game type `propel` with pyspiel, so a
+game loads by string in any process that imported it:
+`pyspiel.load_game("propel", {"path": "/abs/games/connect4.kif"})`, or
+`pyspiel.load_game(game.to_string())` (the rules themselves go in the
+`rules_base64` parameter). States serialise as the GDL match so far (the
+joint moves, by name, one line each) and are replayed when loaded, so
+`pyspiel.deserialize_game_and_state` works in a fresh process.
 
-Turns: a role with two or more legal moves *decides*; states in which no
-role decides are stepped through (their forced moves are played at once).
-A game is *sequential* when random games (`propel._turns.sample`) never
-show two deciders in one state: then `current_player()` is the decider
-and an action is its move id. Otherwise it is a *simultaneous-move* game:
-every role acts in every state (roles without a choice have one legal
-action). Should a sequential game later reach a state with several
-deciders, they act one after the other in role order and the joint move
-is played when the last has acted (the later ones see nothing of the
-earlier moves in the observation, but bots that clone states could).
-Pass `dynamics="simultaneous"` to rule that out.
+Turns are the rules' own: a role decides wherever it has a choice to make
+in the rules' sense (two or more legal moves, or one that is not a waiting
+move: see `propel._turns`), and only waiting moves (the `noop` of the role
+not to move) are played for it. The last free cell of tic-tac-toe is a
+decision with one legal action, as in OpenSpiel's `tic_tac_toe`.
+`collapse_forced=True` steps through every state where nobody has a
+choice instead. A game is *sequential* when random games
+(`propel._turns.sample`) never show two deciders in one state: then
+`current_player()` is the decider and an action is its move id. Otherwise
+it is a *simultaneous-move* game: every role acts in every state (roles
+that wait have one legal action). Should a sequential game later reach a
+state with several deciders, they act one after the other in role order
+and the joint move is played when the last has acted. Pass
+`dynamics="simultaneous"` to rule that out.
 
 Actions are the roles' move ids (`propel.Game.move_names(role)`), so
 `num_distinct_actions` is the largest number of moves of any role.
@@ -29,10 +37,10 @@ are games of perfect information).
 
 from __future__ import annotations
 
-import hashlib
+import base64
 import os
-import re
-from typing import Any, Dict, List, Optional
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 import pyspiel
@@ -41,20 +49,130 @@ from open_spiel.python.observation import IIGObserverForPublicInfoGame
 import propel
 from propel import _turns
 
-__all__ = ["load_game", "from_game", "state_at", "GdlGame", "GdlState"]
+__all__ = ["load_game", "from_game", "state_at", "GdlGame", "GdlState", "PARAMETERS"]
+
+#: The parameters of the `propel` game type and their defaults: the rules
+#: as a path (absolute, no commas, parentheses or '=') or as their text in
+#: base64url, unpadded (`rules_base64`), and the options of `load_game`.
+PARAMETERS: Dict[str, Any] = {
+    "path": "",
+    "rules_base64": "",
+    "machine": "jit",
+    "dynamics": "auto",
+    "collapse_forced": False,
+    "max_game_length": 0,
+    "sample_games": 30,
+    "ground_seconds": 60.0,
+    "passes": "all",
+}
+
+
+def _game_type(params: Dict[str, Any], sequential: bool, utility, roles: Tuple[int, int]) -> pyspiel.GameType:
+    return pyspiel.GameType(
+        short_name="propel",
+        long_name="GDL game (Propel)",
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL if sequential else pyspiel.GameType.Dynamics.SIMULTANEOUS,
+        chance_mode=pyspiel.GameType.ChanceMode.DETERMINISTIC,
+        information=pyspiel.GameType.Information.PERFECT_INFORMATION,
+        utility=utility,
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        min_num_players=roles[0],
+        max_num_players=roles[1],
+        provides_information_state_string=True,
+        provides_information_state_tensor=False,
+        provides_observation_string=True,
+        provides_observation_tensor=True,
+        parameter_specification=params,
+    )
+
+
+@dataclass
+class _Built:
+    """What a game's parameters give: the Propel game, its turns, its
+    OpenSpiel type and info."""
+
+    game: propel.Game
+    turns: _turns.Turns
+    sequential: bool
+    game_type: pyspiel.GameType
+    game_info: pyspiel.GameInfo
+    #: Per role, move name to move id (for replaying serialised states).
+    ids: List[Dict[str, int]]
+
+
+# Games built in this process, by their parameters (a JIT build takes
+# seconds; every `pyspiel.load_game` of the same string reuses it).
+_BUILT: Dict[tuple, _Built] = {}
+
+
+def _key(params: Dict[str, Any]) -> tuple:
+    return tuple(sorted((k, params[k]) for k in PARAMETERS))
+
+
+def _build(params: Dict[str, Any], g: Optional[propel.Game] = None) -> _Built:
+    """The game these parameters give: built once, or on `g` (a game already
+    loaded, which OpenSpiel games made from these parameters then use)."""
+    key = _key(params)
+    if key in _BUILT and (g is None or _BUILT[key].game == g):
+        return _BUILT[key]
+    _check(params)
+    dynamics, machine = params["dynamics"], params["machine"]
+    if g is None:
+        if params["path"] and params["rules_base64"]:
+            raise ValueError("give the rules as `path` or as `rules_base64`, not both")
+        options = dict(ground_seconds=float(params["ground_seconds"]), passes=params["passes"])
+        if params["path"]:
+            g = propel.load(os.fspath(params["path"]), machine, **options)
+        elif params["rules_base64"]:
+            g = propel.load(_unb64(params["rules_base64"]), machine, **options)
+        else:
+            raise ValueError("the propel game needs its rules: a `path` or `rules_base64` parameter")
+    sample = _turns.sample(g, games=int(params["sample_games"]), collapse_forced=bool(params["collapse_forced"]))
+    sequential = {"auto": not sample.simultaneous, "sequential": True, "simultaneous": False}[dynamics]
+    roles = len(g.roles)
+    # Zero-sum is inferred from random games: claimed only for two
+    # players, over enough games with different outcomes.
+    constant = sample.constant_sum()
+    if roles == 2 and constant is not None and abs(constant) < 1e-9 and sample.varied and sample.games >= 10:
+        utility, utility_sum = pyspiel.GameType.Utility.ZERO_SUM, 0.0
+    else:
+        utility, utility_sum = pyspiel.GameType.Utility.GENERAL_SUM, None
+    game_info = pyspiel.GameInfo(
+        num_distinct_actions=max(g.num_moves(r) for r in range(roles)),
+        max_chance_outcomes=0,
+        num_players=roles,
+        min_utility=-1.0,
+        max_utility=1.0,
+        utility_sum=utility_sum,
+        max_game_length=int(params["max_game_length"]) or 2 * sample.max_decisions + 20,
+    )
+    ids = [{name: i for i, name in enumerate(g.move_names(r))} for r in range(roles)]
+    built = _Built(g, sample.turns, sequential, _game_type(PARAMETERS, sequential, utility, (roles, roles)), game_info, ids)
+    _BUILT[key] = built
+    return built
 
 
 class GdlGame(pyspiel.Game):
-    """A GDL game in OpenSpiel. Made by `load_game`."""
+    """A GDL game in OpenSpiel: the registered game type `propel`. Made by
+    `load_game`, `from_game` or `pyspiel.load_game("propel", {...})`."""
 
-    def __init__(self, game_type, game_info, propel_game: propel.Game, sequential: bool):
-        super().__init__(game_type, game_info, {})
-        self.propel_game = propel_game
-        self.sequential = sequential
-        self.num_bases = len(propel_game.base_names)
+    def __init__(self, params=None):
+        params = {**PARAMETERS, **(params or {})}
+        built = _build(params)
+        # The parameters that differ from their defaults: the game's string.
+        given = {k: v for k, v in params.items() if k in PARAMETERS and v != PARAMETERS[k]}
+        super().__init__(built.game_type, built.game_info, given)
+        self.propel_game = built.game
+        self.turns = built.turns
+        self.sequential = built.sequential
+        self.num_bases = len(built.game.base_names)
+        self.move_ids = built.ids
+        # States of this game: a class of their own, whose `_game` is not
+        # in their `__dict__`.
+        self._state_class = type("GdlState", (GdlState,), {"_game": self})
 
     def new_initial_state(self):
-        return GdlState(self)
+        return self._state_class(self)
 
     def make_py_observer(self, iig_obs_type=None, params=None):
         if iig_obs_type is None or (iig_obs_type.public_info and not iig_obs_type.perfect_recall):
@@ -62,33 +180,92 @@ class GdlGame(pyspiel.Game):
         return IIGObserverForPublicInfoGame(iig_obs_type, params)
 
 
+class _Now:
+    """A state's Propel state and its legal move ids (computed once). Kept
+    out of pickles: OpenSpiel copies a Python state's `__dict__` with
+    deepcopy (`clone`) and serialises it with pickle. The Propel state is
+    immutable, so a copy is the object itself; a serialised state holds its
+    moves instead, and a loaded one replays them."""
+
+    __slots__ = ("state", "legal")
+
+    def __init__(self, state: Optional[propel.State] = None):
+        self.state = state
+        self.legal: Optional[List[List[int]]] = None
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return (_Now, ())
+
+
 class GdlState(pyspiel.State):
-    """A state of a GDL game in OpenSpiel."""
+    """A state of a GDL game in OpenSpiel. `moves` is the GDL match so far:
+    each joint move by name (roles separated by tabs), a line each,
+    waiting moves included."""
+
+    #: The game (set on each game's own subclass: not in `__dict__`, which
+    #: OpenSpiel copies and serialises).
+    _game: GdlGame
 
     def __init__(self, game: GdlGame):
         super().__init__(game)
-        self._g = game.propel_game
-        self._sequential = game.sequential
-        self.propel_state = _turns.advance(self._g, self._g.initial_state())
-        self._legal: Optional[List[List[int]]] = None
+        g = self._g
+        played: List[List[int]] = []
+        # In this order: a loaded state gets `_now` empty, then `moves`
+        # (replayed, see `__setattr__`), then `_pending`.
+        self._now = _Now(self._game.turns.advance(g, g.initial_state(), played))
+        self.moves = self._lines(played)
         # Sequential games only: moves chosen so far in a state with
         # several deciders, by role.
         self._pending: Dict[int, int] = {}
 
+    def __setattr__(self, name, value):
+        # OpenSpiel's deserialisation sets `moves` on a state whose `_now`
+        # it has just emptied: replay them.
+        if name == "moves" and "_now" in self.__dict__ and self._now.state is None:
+            self._now = _Now(self._replay(value))
+        super().__setattr__(name, value)
+
+    @property
+    def _g(self) -> propel.Game:
+        return self._game.propel_game
+
+    @property
+    def propel_state(self) -> propel.State:
+        return self._now.state
+
+    def _lines(self, joints: List[List[int]]) -> str:
+        g = self._g
+        return "".join("\t".join(g.move_name(r, m) for r, m in enumerate(j)) + "\n" for j in joints)
+
+    def _replay(self, moves: str) -> propel.State:
+        """The Propel state after `moves` from the initial state."""
+        g, ids = self._g, self._game.move_ids
+        s = g.initial_state()
+        for line in moves.splitlines():
+            names = line.split("\t")
+            if len(names) != len(g.roles) or any(n not in ids[r] for r, n in enumerate(names)):
+                raise ValueError(f"not a joint move of this game: {line!r}")
+            s = g.next_state(s, [ids[r][n] for r, n in enumerate(names)])
+        return s
+
     def _legal_ids(self) -> List[List[int]]:
-        if self._legal is None:
-            self._legal = [sorted(ids) for ids in _turns.legal_ids(self._g, self.propel_state)]
-        return self._legal
+        now = self._now
+        if now.legal is None:
+            now.legal = [sorted(ids) for ids in _turns.legal_ids(self._g, now.state)]
+        return now.legal
 
     def _terminal(self) -> bool:
-        return self._g.is_terminal(self.propel_state)
+        return self._g.is_terminal(self._now.state)
 
     def current_player(self):
         if self._terminal():
             return pyspiel.PlayerId.TERMINAL
-        if not self._sequential:
+        if not self._game.sequential:
             return pyspiel.PlayerId.SIMULTANEOUS
-        return next(r for r in _turns.deciders(self._legal_ids()) if r not in self._pending)
+        return next(r for r in self._game.turns.deciders(self._legal_ids()) if r not in self._pending)
 
     def _legal_actions(self, player):
         if player < 0 or self._terminal():
@@ -96,15 +273,17 @@ class GdlState(pyspiel.State):
         return self._legal_ids()[player]
 
     def _play(self, joint: List[int]):
-        self.propel_state = _turns.advance(self._g, self._g.next_state(self.propel_state, joint))
-        self._legal = None
+        g = self._g
+        played = [joint]
+        self._now = _Now(self._game.turns.advance(g, g.next_state(self._now.state, joint), played))
+        self.moves += self._lines(played)
         self._pending = {}
 
     def _apply_action(self, action):
         player = self.current_player()
         self._pending[player] = int(action)
         legal = self._legal_ids()
-        if all(r in self._pending for r in _turns.deciders(legal)):
+        if all(r in self._pending for r in self._game.turns.deciders(legal)):
             self._play([self._pending.get(r, ids[0]) for r, ids in enumerate(legal)])
 
     def _apply_actions(self, actions):
@@ -121,13 +300,13 @@ class GdlState(pyspiel.State):
     def returns(self):
         if not self._terminal():
             return [0.0] * len(self._g.roles)
-        return [_turns.reward(g) for g in self._g.goals(self.propel_state)]
+        return [_turns.reward(g) for g in self._g.goals(self._now.state)]
 
     def rewards(self):
         return self.returns()
 
     def __str__(self):
-        return " ".join(self._g.state_facts(self.propel_state))
+        return " ".join(self._g.state_facts(self._now.state))
 
 
 class BasesObserver:
@@ -147,109 +326,110 @@ class BasesObserver:
         return str(state)
 
 
-def _short_name(g: propel.Game, text: bytes, machine: str, dynamics: str) -> str:
-    stem = os.path.splitext(os.path.basename(g.name))[0] if g.name != "<text>" else "game"
-    stem = re.sub(r"\W", "_", stem).lower()
-    digest = hashlib.sha1(text + machine.encode() + dynamics.encode()).hexdigest()[:8]
-    return f"propel_{stem}_{digest}"
-
-
 def load_game(
     source,
     machine: str = "jit",
     *,
     dynamics: str = "auto",
+    collapse_forced: bool = False,
     max_game_length: Optional[int] = None,
     sample_games: int = 30,
-    **load_options,
+    ground_seconds: float = 60.0,
+    passes: str = "all",
 ) -> GdlGame:
-    """Loads a GDL game (a path or the rules) as an OpenSpiel game.
+    """Loads a GDL game (a path, or the rules as text or bytes) as an
+    OpenSpiel game: `pyspiel.load_game("propel", ...)` with these
+    parameters (see `PARAMETERS`).
 
     `machine`: "jit" or "propnet" (OpenSpiel needs the move tables the
     networks have). `dynamics`: "auto" (sequential unless random games show
-    a state where two roles have a choice), "sequential" or
-    "simultaneous". `max_game_length`: OpenSpiel's bound on decisions per
-    game; by default twice the longest of `sample_games` random games
-    plus 20 (GDL states no bound; pass one for games whose random play is
-    much shorter than play can be). Other keywords go to `propel.load`.
+    a state where two roles decide), "sequential" or "simultaneous".
+    `collapse_forced`: step through states where nobody has a choice,
+    forced moves included (off: a forced move that is not a waiting move
+    is a decision). `max_game_length`: OpenSpiel's bound on decisions per
+    game; by default twice the longest of `sample_games` random games plus
+    20 (GDL states no bound; pass one for games whose random play is much
+    shorter than play can be). `ground_seconds`, `passes`: as in
+    `propel.load`.
     """
-    if machine in ("prover", "topdown"):
-        raise ValueError("OpenSpiel needs every move numbered up front: use machine='jit' or 'propnet'")
-    g = propel.load(source, machine, **load_options)
-    return from_game(g, dynamics=dynamics, max_game_length=max_game_length, sample_games=sample_games)
-
-
-_FROM_GAME: Dict[Any, GdlGame] = {}
+    params: Dict[str, Any] = dict(
+        machine=machine,
+        dynamics=dynamics,
+        collapse_forced=bool(collapse_forced),
+        max_game_length=int(max_game_length or 0),
+        sample_games=int(sample_games),
+        ground_seconds=float(ground_seconds),
+        passes=passes,
+    )
+    if isinstance(source, bytes) or (isinstance(source, str) and "(" in source):
+        text = source if isinstance(source, bytes) else source.encode()
+        params["rules_base64"] = _b64(text)
+    else:
+        params["path"] = os.path.abspath(os.fspath(source))
+    _check(params)
+    return pyspiel.load_game("propel", params)
 
 
 def from_game(
     g: propel.Game,
     *,
     dynamics: str = "auto",
+    collapse_forced: bool = False,
     max_game_length: Optional[int] = None,
     sample_games: int = 30,
 ) -> GdlGame:
-    """`load_game` for a game already loaded (on "jit" or "propnet");
-    the same OpenSpiel game for the same arguments."""
-    if dynamics not in ("auto", "sequential", "simultaneous"):
-        raise ValueError(f"unknown dynamics {dynamics!r}")
-    key = (g, dynamics, max_game_length, sample_games)
-    if key in _FROM_GAME:
-        return _FROM_GAME[key]
-    machine = g.machine
-    sample = _turns.sample(g, games=sample_games)
-    sequential = {"auto": not sample.simultaneous, "sequential": True, "simultaneous": False}[dynamics]
-    roles = len(g.roles)
-    # Zero-sum is inferred from random games: claimed only for two
-    # players, over enough games with different outcomes.
-    constant = sample.constant_sum()
-    if roles == 2 and constant is not None and abs(constant) < 1e-9 and sample.varied and sample.games >= 10:
-        utility, utility_sum = pyspiel.GameType.Utility.ZERO_SUM, 0.0
+    """`load_game` for a game already loaded (on "jit" or "propnet"),
+    which the OpenSpiel game then uses."""
+    params: Dict[str, Any] = {
+        **PARAMETERS,
+        "machine": g.machine,
+        "dynamics": dynamics,
+        "collapse_forced": bool(collapse_forced),
+        "max_game_length": int(max_game_length or 0),
+        "sample_games": int(sample_games),
+    }
+    if os.path.isfile(g.name):
+        params["path"] = os.path.abspath(g.name)
     else:
-        utility, utility_sum = pyspiel.GameType.Utility.GENERAL_SUM, None
-    short = _short_name(g, g.text, machine, "sequential" if sequential else "simultaneous")
-    game_type = pyspiel.GameType(
-        short_name=short,
-        long_name=f"GDL {g.name} (Propel, {machine})",
-        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL if sequential else pyspiel.GameType.Dynamics.SIMULTANEOUS,
-        chance_mode=pyspiel.GameType.ChanceMode.DETERMINISTIC,
-        information=pyspiel.GameType.Information.PERFECT_INFORMATION,
-        utility=utility,
-        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-        max_num_players=roles,
-        min_num_players=roles,
-        provides_information_state_string=True,
-        provides_information_state_tensor=False,
-        provides_observation_string=True,
-        provides_observation_tensor=True,
-        parameter_specification={},
-    )
-    game_info = pyspiel.GameInfo(
-        num_distinct_actions=max(g.num_moves(r) for r in range(roles)),
-        max_chance_outcomes=0,
-        num_players=roles,
-        min_utility=-1.0,
-        max_utility=1.0,
-        utility_sum=utility_sum,
-        max_game_length=max_game_length or 2 * sample.max_decisions + 20,
-    )
-    def init(self, params=None):
-        GdlGame.__init__(self, game_type, game_info, g, sequential)
+        params["rules_base64"] = _b64(g.text)
+    _check(params)
+    _build(params, g)
+    return pyspiel.load_game("propel", {k: v for k, v in params.items() if v != PARAMETERS[k]})
 
-    # A class, not a closure: pyspiel's registry outlives the interpreter,
-    # and a function it held would be freed without the GIL at exit.
-    cls = type(f"GdlGame_{short}", (GdlGame,), {"__init__": init})
-    if short not in pyspiel.registered_names():
-        pyspiel.register_game(game_type, cls)
-    _FROM_GAME[key] = cls()
-    return _FROM_GAME[key]
+
+def _b64(text: bytes) -> str:
+    """Rules as a game-string parameter: base64url, unpadded (OpenSpiel's
+    game strings split on '=')."""
+    return base64.urlsafe_b64encode(text).decode().rstrip("=")
+
+
+def _unb64(text: str) -> bytes:
+    t = text.replace("+", "-").replace("/", "_").rstrip("=")
+    return base64.urlsafe_b64decode(t + "=" * (-len(t) % 4))
+
+
+def _check(params: Dict[str, Any]):
+    """Errors a user can fix, raised before pyspiel (whose errors are
+    fatal) sees the parameters."""
+    if params["machine"] in ("prover", "topdown"):
+        raise ValueError("OpenSpiel needs every move numbered up front: use machine='jit' or 'propnet'")
+    if params["dynamics"] not in ("auto", "sequential", "simultaneous"):
+        raise ValueError(f"unknown dynamics {params['dynamics']!r}")
+    if any(c in params.get("path", "") for c in ",()="):
+        raise ValueError(f"a game's path cannot hold commas, parentheses or '=' in a game string: {params.get('path')!r}")
 
 
 def state_at(game: GdlGame, state: propel.State) -> "GdlState":
     """An OpenSpiel state of `game` at the Propel state `state` (after its
-    forced moves), with no history."""
+    waiting moves), with no history: its `moves` are empty, so it does not
+    serialise."""
     s = game.new_initial_state()
-    s.propel_state = _turns.advance(game.propel_game, state)
-    s._legal = None
-    s._pending = {}
+    s._now = _Now(game.turns.advance(game.propel_game, state))
+    s.moves = ""
     return s
+
+
+# The `propel` game type; each game's own type (sequential or
+# simultaneous, its players, zero-sum or not) comes with its instance.
+if "propel" not in pyspiel.registered_names():
+    pyspiel.register_game(_game_type(PARAMETERS, True, pyspiel.GameType.Utility.GENERAL_SUM, (1, 64)), GdlGame)

@@ -13,10 +13,12 @@ Agents are the game's roles. Each agent's action space is Discrete over its
 move ids (`propel.Game.move_names(role)`); its observation is a dict:
 `observation` (the base propositions as 0/1 int8, the same for every
 agent) and `action_mask` (int8, 1 where the move is legal for that
-agent). In a state, the roles with two or more legal moves act, one after
+agent). In a state, the roles that decide (two or more legal moves, or
+one that is not a waiting move: see `propel._turns`) act, one after
 another in role order; the joint move is played once all have acted,
-forced moves filled in, and states where no role has a choice are stepped
-through. Rewards come at the end: goal g (0..100) becomes (g - 50) / 50.
+waiting moves filled in, and states where every role waits are stepped
+through (`collapse_forced=True`: every state where nobody has a choice).
+Rewards come at the end: goal g (0..100) becomes (g - 50) / 50.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class raw_env(AECEnv):
         render_mode: Optional[str] = None,
         max_steps: Optional[int] = None,
         game: Optional[propel.Game] = None,
+        collapse_forced: bool = False,
         **load_options,
     ):
         super().__init__()
@@ -84,6 +87,7 @@ class raw_env(AECEnv):
             for a, r in self._role.items()
         }
         self.state_: Optional[propel.State] = None
+        self.turns = _turns.sample(g, collapse_forced=collapse_forced).turns
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]
@@ -99,7 +103,7 @@ class raw_env(AECEnv):
     def _begin_turn(self):
         """Recomputes who acts in the current state."""
         self._legal = _turns.legal_ids(self.game, self.state_)
-        self._deciders = _turns.deciders(self._legal)
+        self._deciders = self.turns.deciders(self._legal)
         self._pending: Dict[int, int] = {}
 
     def _next_decider(self) -> str:
@@ -110,7 +114,7 @@ class raw_env(AECEnv):
         if seed is not None:
             for i, a in enumerate(self.possible_agents):
                 self.action_spaces[a].seed(seed + i)
-        self.state_ = _turns.advance(self.game, self.game.initial_state())
+        self.state_ = self.turns.advance(self.game, self.game.initial_state())
         self.steps = 0
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
@@ -145,7 +149,7 @@ class raw_env(AECEnv):
         self._pending[role] = action
         if all(r in self._pending for r in self._deciders):
             joint = [self._pending.get(r, ids[0]) for r, ids in enumerate(self._legal)]
-            self.state_ = _turns.advance(self.game, self.game.next_state(self.state_, joint))
+            self.state_ = self.turns.advance(self.game, self.game.next_state(self.state_, joint))
             self.steps += 1
             if self.game.is_terminal(self.state_):
                 self._finish()

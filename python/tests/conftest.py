@@ -1,6 +1,7 @@
 """Shared fixtures: the repository's bundled games and the public corpus
 (../shared/games beside the repository; tests that need it skip with a
-message when it is missing)."""
+message when it is missing, and fail instead where PROPEL_NO_SKIP or CI is
+set, as the Rust tests do)."""
 
 import os
 import pathlib
@@ -49,12 +50,29 @@ def game_path(name: str) -> str:
     return str(GAMES / f"{name}.kif")
 
 
+def missing(why: str):
+    """Skips the test, or fails it where a missing file is an error (CI)."""
+    if os.environ.get("PROPEL_NO_SKIP") or os.environ.get("CI"):
+        pytest.fail(why)
+    pytest.skip(why, allow_module_level=True)
+
+
+def need(module: str, why: str):
+    """The module, imported; where it is not installed, as `missing`."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        missing(why)
+
+
 def corpus_path(rel: str) -> str:
     if not CORPUS.is_dir():
-        pytest.skip(f"the public game corpus is missing ({CORPUS} not found): corpus sample not checked")
+        missing(f"the public game corpus is missing ({CORPUS} not found): corpus sample not checked")
     path = CORPUS / rel
     if not path.is_file():
-        pytest.skip(f"{path} is missing from the corpus")
+        missing(f"{path} is missing from the corpus")
     return str(path)
 
 

@@ -1,14 +1,18 @@
 """The OpenSpiel adapter: OpenSpiel's random-simulation checks, its MCTS
 bot and evaluate_bots on every bundled game and a corpus sample."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
-pyspiel = pytest.importorskip("pyspiel", reason="open_spiel is not installed (pip install open_spiel)")
-from open_spiel.python.algorithms import evaluate_bots, mcts  # noqa: E402
+from conftest import BUNDLED, CORPUS_SAMPLE, corpus_path, game_path, need
+
+pyspiel = need("pyspiel", "open_spiel is not installed (pip install open_spiel)")
+from open_spiel.python.algorithms import evaluate_bots, get_all_states, mcts  # noqa: E402
 from open_spiel.python.bots import uniform_random  # noqa: E402
 
-from conftest import BUNDLED, CORPUS_SAMPLE, corpus_path, game_path  # noqa: E402
 from propel.openspiel import load_game, state_at  # noqa: E402
 
 import propel  # noqa: E402
@@ -18,7 +22,7 @@ def check_game(game, matches=3):
     """Random simulations (OpenSpiel's own checks), then bots: OpenSpiel's
     MCTS against random players on sequential games, random players on
     simultaneous ones."""
-    pyspiel.random_sim_test(game, num_sims=3, serialize=False, verbose=False)
+    pyspiel.random_sim_test(game, num_sims=3, serialize=True, verbose=False)
     rng = np.random.RandomState(0)
     n = game.num_players()
     bots = [uniform_random.UniformRandomBot(p, rng) for p in range(n)]
@@ -73,9 +77,10 @@ def test_tictactoe_details():
     c = s.clone()
     c.apply_action(c.legal_actions()[0])
     assert s.current_player() == 1 and c.current_player() == 0
-    # The same registered game by name.
-    again = pyspiel.load_game(game.get_type().short_name)
-    assert again.num_distinct_actions() == 10
+    # The same game by its string.
+    assert game.get_type().short_name == "propel"
+    again = pyspiel.load_game(str(game))
+    assert again.num_distinct_actions() == 10 and again.propel_game == g
     # An OpenSpiel state at a Propel state.
     p = g.next_state(g.initial_state(), ["(mark 1 1)", "noop"])
     assert state_at(game, p).current_player() == 1
@@ -107,3 +112,51 @@ def test_forced_sequential_fallback():
     s.apply_action(s.legal_actions()[0])
     assert s.propel_state != before and s.current_player() == 0
     propel.load  # the package stays importable alongside pyspiel
+
+
+def test_tictactoe_tree_is_openspiels():
+    """The decisions are the rules': the last free cell is still a move
+    (one legal action), so the game has the states of OpenSpiel's own
+    tic-tac-toe, terminal ones included."""
+    game = load_game(game_path("tictactoe"))
+    ours = get_all_states.get_all_states(game, to_string=str)
+    native = get_all_states.get_all_states(pyspiel.load_game("tic_tac_toe"), to_string=str)
+    assert len(ours) == len(native) == 5478
+    assert sum(s.is_terminal() for s in ours.values()) == sum(s.is_terminal() for s in native.values()) == 958
+    s = game.new_initial_state()
+    g = game.propel_game
+    for i, cell in enumerate(["1 1", "1 2", "1 3", "2 2", "2 1", "2 3", "3 2", "3 1"]):
+        s.apply_action(g.move_id(i % 2, f"(mark {cell})"))
+    assert s.current_player() == 0 and s.legal_actions() == [g.move_id(0, "(mark 3 3)")]
+    s.apply_action(s.legal_actions()[0])
+    assert s.is_terminal() and len(s.history()) == 9
+    # Collapsed on request: the forced move is played at once.
+    c = load_game(game_path("tictactoe"), collapse_forced=True).new_initial_state()
+    for i, cell in enumerate(["1 1", "1 2", "1 3", "2 2", "2 1", "2 3", "3 2", "3 1"]):
+        c.apply_action(g.move_id(i % 2, f"(mark {cell})"))
+    assert c.is_terminal()
+
+
+def test_states_load_in_a_fresh_process(tmp_path):
+    """A game and a state serialised here load in a process that only
+    imported the adapter: the game by its string, the state by its moves;
+    the same for rules given as text."""
+    rules = open(game_path("connect4")).read()
+    for game in [load_game(game_path("breakthrough")), load_game(rules)]:
+        s = game.new_initial_state()
+        for k in range(5):
+            s.apply_action(s.legal_actions()[k % len(s.legal_actions())])
+        data = pyspiel.serialize_game_and_state(game, s)
+        assert len(data) < 4000 + len(str(game)), "no pickled game in the state"
+        path = tmp_path / "state.txt"
+        path.write_text(data)
+        code = (
+            "import sys, pyspiel, propel.openspiel\n"
+            "g, s = pyspiel.deserialize_game_and_state(open(sys.argv[1]).read())\n"
+            "print(s.history()); print(str(s)); print(s.current_player())\n"
+        )
+        out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+        assert out.stdout.splitlines() == [str(s.history()), str(s), str(s.current_player())]
+        # In this process too, and a clone keeps its moves.
+        g2, s2 = pyspiel.deserialize_game_and_state(data)
+        assert str(s2) == str(s) and s2.clone().moves == s.moves

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from conftest import game_path, propel_binary
+from conftest import game_path, missing, need, propel_binary
 from propel import tournament as t
 
 RECORD_FIELDS = {
@@ -106,7 +106,7 @@ def test_bad_players_are_recorded_not_raised():
 
 
 def test_openspiel_bot_entrant():
-    pytest.importorskip("pyspiel", reason="open_spiel is not installed")
+    need("pyspiel", "open_spiel is not installed")
     entrants = {"openspiel-mcts": t.OpenSpielMCTS(simulations=30), "random": t.Random()}
     r = t.run([game_path("connect4")], entrants, rounds=1, workers=1)
     check_records(r, 2)
@@ -116,7 +116,7 @@ def test_openspiel_bot_entrant():
 def test_ggp_http_players():
     binary = propel_binary()
     if binary is None:
-        pytest.skip("no `propel` binary (build it with `cargo build -p propel`, or set PROPEL_BIN)")
+        missing("no `propel` binary (build it with `cargo build -p propel`, or set PROPEL_BIN)")
     entrants = {"served": t.PropelServe(binary=binary, args=("--threads", "1")), "random": t.Random()}
     r = t.run([game_path("tictactoe")], entrants, rounds=1, workers=1, start_clock=3, play_clock=1)
     check_records(r, 2)
@@ -128,7 +128,7 @@ def test_ggp_http_players():
 def test_ray_tournament_200_matches(tmp_path):
     """200 matches, random against Propel's MCTS on two games, as Ray tasks
     on a local Ray instance; the same table as a local run."""
-    ray = pytest.importorskip("ray", reason="ray is not installed (pip install ray)")
+    ray = need("ray", "ray is not installed (pip install ray)")
     entrants = {"random": t.Random(), "mcts": t.PropelMCTS(seconds=0.005)}
     games = [game_path("tictactoe"), game_path("connect4")]
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
