@@ -45,7 +45,7 @@ pub mod validate;
 pub use deadline::Deadline;
 pub use error::{ErrorKind, GdlError};
 pub use game::{AtomPat, Clause, Direction, Game, Layer, Lit, Pat, RelId, Relation, Stratum};
-pub use source::{Loc, Source, Span};
+pub use source::{game_title, Loc, Source, Span};
 pub use symbol::{Sym, SymbolTable};
 pub use term::{TermId, TermPool};
 pub use validate::{load, load_file};

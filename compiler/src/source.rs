@@ -86,6 +86,27 @@ impl Source {
     }
 }
 
+/// A game's name from its rules: the first line of the comment before the
+/// first form ("Tic-tac-toe, written for Propel." gives "Tic-tac-toe";
+/// "Chess (with 200-step time limit)" stays whole), else the file's stem.
+pub fn game_title(text: &str, source: &str) -> String {
+    let stem = std::path::Path::new(source).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let Some(comment) = line.strip_prefix(';') else { break };
+        let words = comment.trim_start_matches(';').trim();
+        // Lines of semicolons alone are skipped; the name is the first clause.
+        let first = words.split([',', ':', ';']).next().unwrap_or("").trim().trim_end_matches('.').trim();
+        if first.chars().any(|c| c.is_alphanumeric()) {
+            return first.chars().take(60).collect();
+        }
+    }
+    stem
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,5 +118,17 @@ mod tests {
         assert_eq!(s.line_col(2), (2, 1));
         assert_eq!(s.line_col(4), (3, 1));
         assert_eq!(s.line_col(7), (4, 1));
+    }
+
+    #[test]
+    fn game_names_from_the_rules() {
+        let t = ";;; Tic-tac-toe, written for Propel.\n;;; Two players.\n(role x)";
+        assert_eq!(game_title(t, "games/tictactoe.kif"), "Tic-tac-toe");
+        let t = "; Chess (with 200-step time limit)\n; by someone\n(role white)";
+        assert_eq!(game_title(t, "base/chess_200.v1.kif"), "Chess (with 200-step time limit)");
+        let t = ";;;;;;;;;;;;;;;\n;;;\n;;; Breakthrough\n;;;\n(role white)";
+        assert_eq!(game_title(t, "x/breakthrough.kif"), "Breakthrough");
+        assert_eq!(game_title("(role a) ; Not a title", "dir/some.game.kif"), "some.game");
+        assert_eq!(game_title("", "g.kif"), "g");
     }
 }

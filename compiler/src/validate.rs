@@ -36,6 +36,8 @@ struct Validator<'a> {
     relations: Vec<Relation>,
     /// Where each relation was first used (None for unused keywords).
     rel_first: Vec<Option<Span>>,
+    /// Whether some rule's body reads each relation.
+    rel_read: Vec<bool>,
     /// Arities of function symbols where a term stands for a state fact
     /// (the argument of `true`, `init`, `next`, `base`) or a move (the
     /// second argument of `does`, `legal`, `input`), and the first use.
@@ -53,6 +55,7 @@ pub fn validate(src: &Source, desc: &Description, syms: SymbolTable) -> Result<G
         rel_ids: FxHashMap::default(),
         relations: Vec::new(),
         rel_first: Vec::new(),
+        rel_read: Vec::new(),
         fn_arity: FxHashMap::default(),
         fn_uses: FxHashMap::default(),
         warnings: Vec::new(),
@@ -61,6 +64,7 @@ pub fn validate(src: &Source, desc: &Description, syms: SymbolTable) -> Result<G
         v.rel_ids.insert(name, RelId(v.relations.len() as u32));
         v.relations.push(Relation { name, arity, layer: Layer::Static, defined: false });
         v.rel_first.push(None);
+        v.rel_read.push(false);
     }
     let rules = v.usable_rules(desc);
     for rule in &rules {
@@ -173,6 +177,7 @@ impl Validator<'_> {
                 self.rel_ids.insert(a.rel, id);
                 self.relations.push(Relation { name: a.rel, arity, layer: Layer::Static, defined: false });
                 self.rel_first.push(Some(a.span));
+                self.rel_read.push(false);
             }
         }
         for (i, t) in a.args.iter().enumerate() {
@@ -256,7 +261,12 @@ impl Validator<'_> {
     fn walk_body(&mut self, body: &[Literal]) -> Result<(), GdlError> {
         for l in body {
             match l {
-                Literal::Atom(a) => self.declare_atom(a)?,
+                Literal::Atom(a) => {
+                    self.declare_atom(a)?;
+                    if let Some(&id) = self.rel_ids.get(&a.rel) {
+                        self.rel_read[id.index()] = true;
+                    }
+                }
                 Literal::Not(inner, _) => self.walk_body(std::slice::from_ref(inner))?,
                 Literal::Distinct(x, y, _) => {
                     self.declare_term(x, Position::Inside)?;
@@ -506,15 +516,51 @@ impl Validator<'_> {
         if !self.relations[RelId::INIT.index()].defined {
             self.warnings.push("no `init` facts: the initial state is empty".into());
         }
+        // A keyword misspelt is the commonest GDL mistake: a relation read
+        // but never defined, or defined but never read.
         for (i, r) in self.relations.iter().enumerate().skip(KEYWORD_RELATIONS.len()) {
+            let at = self.rel_first[i].map(|s| self.at(s)).unwrap_or_default();
+            let hint = self.keyword_like(r.name).map(|k| format!("; did you mean `{k}`?")).unwrap_or_default();
             if !r.defined {
-                let at = self.rel_first[i].map(|s| format!(" (first used at {})", self.at(s))).unwrap_or_default();
-                self.warnings
-                    .push(format!("relation `{}` is never defined, so it is always false{at}", self.name(r.name)));
+                self.warnings.push(format!(
+                    "relation `{}` is never defined, so it is always false (first used at {at}){hint}",
+                    self.name(r.name)
+                ));
+            } else if !self.rel_read[i] {
+                self.warnings.push(format!(
+                    "relation `{}` is defined (first at {at}) but no rule reads it{hint}",
+                    self.name(r.name)
+                ));
             }
         }
         Ok(())
     }
+
+    /// The keyword relation `name` is one or two edits away from (a
+    /// misspelling), for names of four letters or more.
+    fn keyword_like(&self, name: Sym) -> Option<&str> {
+        let name = self.name(name);
+        if name.chars().count() < 4 {
+            return None;
+        }
+        KEYWORD_RELATIONS.iter().map(|&(k, _)| self.name(k)).find(|k| edit_distance(name, k) <= 2)
+    }
+}
+
+/// Levenshtein distance between two short names.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 /// Numbers a clause's variables: positive-literal variables first, in order
@@ -625,6 +671,26 @@ mod tests {
         assert_eq!(category(&format!("{MINI} (<= (init z) (true p))")), "placement");
         let e = load_str(&format!("{MINI} (<= (h) (does a go)) (<= terminal (h))")).unwrap_err();
         assert!(e.to_string().contains("terminal -> h -> does"), "{e}");
+    }
+
+    #[test]
+    fn misspelt_keywords_are_named() {
+        // `legl` defined and never read; `ture` read and never defined.
+        let g = load_str(&format!("{MINI} (legl a stay) (<= (h) (ture p)) (<= terminal (h))")).unwrap();
+        let has = |s: &str| g.warnings.iter().any(|w| w.contains(s));
+        assert!(has("relation `legl` is defined (first at 1:"), "{:?}", g.warnings);
+        assert!(has("no rule reads it; did you mean `legal`?"), "{:?}", g.warnings);
+        assert!(has("relation `ture` is never defined") && has("did you mean `true`?"), "{:?}", g.warnings);
+        // A helper that is read draws nothing; one that is not, no hint.
+        let g = load_str(&format!("{MINI} (helper p) (<= (legal a stay) (helper p)) (unused q)")).unwrap();
+        assert!(g.warnings.iter().all(|w| !w.contains("`helper`")), "{:?}", g.warnings);
+        assert!(
+            g.warnings.iter().any(|w| w.ends_with("no rule reads it") && w.contains("`unused`")),
+            "{:?}",
+            g.warnings
+        );
+        assert_eq!(edit_distance("terminl", "terminal"), 1);
+        assert_eq!(edit_distance("goal", "legal"), 3);
     }
 
     #[test]

@@ -15,6 +15,7 @@ random playouts that run without the GIL. Adapters: `propel.openspiel`
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Union
 
 from propel._propel import (
@@ -35,6 +36,7 @@ __all__ = [
     "GdlError",
     "BuildError",
     "MachineError",
+    "GdlWarning",
     "MACHINES",
 ]
 
@@ -76,4 +78,16 @@ def load(
             text = f.read()
     else:
         raise TypeError("source is a path, or GDL text as str or bytes")
-    return load_text(name, text, machine, ground_seconds, passes)
+    game = load_text(name, text, machine, ground_seconds, passes)
+    # A relation one or two letters from a keyword is most likely a
+    # misspelt one: said at once; every other warning is in `game.warnings`.
+    for w in game.warnings:
+        if "did you mean" in w:
+            warnings.warn(f"{name}: {w}", GdlWarning, stacklevel=2)
+    return game
+
+
+class GdlWarning(UserWarning):
+    """A likely mistake in a game's rules that does not make them invalid
+    (a misspelt keyword: a relation defined but never read, or read but
+    never defined)."""

@@ -360,7 +360,7 @@ def play_match(m: Match) -> Dict[str, Any]:
         p.stop(last)
     return {
         "matchId": m.match_id,
-        "gameName": m.game_name,
+        "gameName": game.title,
         "gameRoleNames": list(game.roles),
         "playerNamesFromHost": list(m.entrants),
         "startClock": m.start_clock,
@@ -407,49 +407,73 @@ def _pairs(records: Sequence[Mapping[str, Any]]):
     return out
 
 
-def elo(records: Sequence[Mapping[str, Any]], names: Sequence[str], iterations: int = 200) -> Dict[str, float]:
-    """Elo ratings (mean 1500) fitted to the pairwise results by maximum
-    likelihood (Bradley-Terry), with one virtual draw between every two
-    entrants so that unbeaten entrants get finite ratings."""
+#: Elo points per unit of the Bradley-Terry log-odds, and the normal
+#: quantile of a two-sided 95% interval: as `propel report`.
+ELO = 400 / math.log(10)
+Z95 = 1.959963984540054
+
+
+def elo(records: Sequence[Mapping[str, Any]], names: Sequence[str]) -> Dict[str, Tuple[float, float]]:
+    """Bradley-Terry ratings on the Elo scale relative to the mean of the
+    players who played, and the half-width of each one's 95% interval
+    (from the likelihood's curvature), fitted to the pairwise results with
+    one virtual draw of each player against a fixed opponent at 0: the
+    model and the numbers of `propel report` (`+223 ± 288`). Players in no
+    pair are left out."""
+    import numpy as np
+
     idx = {n: i for i, n in enumerate(names)}
-    k = len(names)
-    wins = [[0.0] * k for _ in range(k)]
-    for i in range(k):
-        for j in range(k):
-            if i != j:
-                wins[i][j] += 0.5
-    for a, b, s in _pairs(records):
-        ia, ib = idx[a], idx[b]
-        wins[ia][ib] += s
-        wins[ib][ia] += 1 - s
-    strength = [1.0] * k
-    for _ in range(iterations):
-        new = []
-        for i in range(k):
-            w = sum(wins[i])
-            d = sum((wins[i][j] + wins[j][i]) / (strength[i] + strength[j]) for j in range(k) if j != i)
-            new.append(w / d if d > 0 else strength[i])
-        g = math.exp(sum(math.log(s) for s in new) / k)
-        strength = [s / g for s in new]
-    ratings = [400 * math.log10(s) for s in strength]
-    mean = sum(ratings) / k
-    return {n: 1500 + r - mean for n, r in zip(names, ratings)}
+    n = len(names)
+    pairs = [(idx[a], idx[b], s) for a, b, s in _pairs(records)]
+    played = sorted({i for a, b, _ in pairs for i in (a, b)})
+    theta = np.zeros(n)
+    hess = np.zeros((n, n))
+
+    def sigmoid(x):
+        return 1.0 / (1.0 + np.exp(-x))
+
+    for _ in range(100):
+        p = sigmoid(theta)
+        grad = 0.5 - p
+        hess = np.diag(p * (1.0 - p))
+        for a, b, s in pairs:
+            q = sigmoid(theta[a] - theta[b])
+            grad[a] += s - q
+            grad[b] -= s - q
+            w = q * (1.0 - q)
+            hess[a, a] += w
+            hess[b, b] += w
+            hess[a, b] -= w
+            hess[b, a] -= w
+        try:
+            step = np.linalg.solve(hess, grad)
+        except np.linalg.LinAlgError:
+            break
+        longest = float(np.abs(step).max()) if n else 0.0
+        theta += step * (2.0 / longest if longest > 2.0 else 1.0)
+        if longest < 1e-10:
+            break
+    if not played:
+        return {}
+    k = len(played)
+    mean = theta[played].mean()
+    try:
+        cov = np.linalg.inv(hess)[np.ix_(played, played)]
+        # Relative to the mean: the covariance projected on that subspace.
+        proj = np.eye(k) - np.ones((k, k)) / k
+        var = np.diag(proj @ cov @ proj)
+    except np.linalg.LinAlgError:
+        var = np.full(k, float("nan"))
+    return {names[i]: (ELO * (theta[i] - mean), ELO * Z95 * math.sqrt(max(v, 0.0))) for i, v in zip(played, var)}
 
 
-def score_table(
-    records: Sequence[Mapping[str, Any]], bootstrap: int = 200, seed: int = 0
-) -> List[Dict[str, Any]]:
+def score_table(records: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
     """Per entrant: matches, mean goal and its 95% interval, wins, draws,
     losses (pairwise, by goal, against the other seats of each match),
-    Elo and its 95% interval (bootstrap over matches). Best Elo first."""
+    Elo (relative to the mean) and its 95% interval, as `propel report`
+    computes them (NaN for an entrant in no pair). Best Elo first."""
     names = sorted({n for r in records for n in r["playerNamesFromHost"]})
     ratings = elo(records, names)
-    rng = random.Random(seed)
-    samples: Dict[str, List[float]] = {n: [] for n in names}
-    for _ in range(bootstrap if len(records) > 1 else 0):
-        resample = [records[rng.randrange(len(records))] for _ in records]
-        for n, r in elo(resample, names, iterations=100).items():
-            samples[n].append(r)
     rows = []
     for n in names:
         goals = [g for r in records for p, g in zip(r["playerNamesFromHost"], r["goalValues"]) if p == n]
@@ -459,10 +483,7 @@ def score_table(
                 mine = s if a == n else 1 - s
                 w, d, l = w + (mine == 1.0), d + (mine == 0.5), l + (mine == 0.0)
         mean, ci = _mean_ci(goals)
-        lo = hi = float("nan")
-        if samples[n]:
-            xs = sorted(samples[n])
-            lo, hi = xs[int(0.025 * (len(xs) - 1))], xs[int(math.ceil(0.975 * (len(xs) - 1)))]
+        rating, half = ratings.get(n, (float("nan"), float("nan")))
         errors = sum(
             1
             for r in records
@@ -480,25 +501,26 @@ def score_table(
                 "wins": w,
                 "draws": d,
                 "losses": l,
-                "elo": ratings[n],
-                "elo_lo95": lo,
-                "elo_hi95": hi,
+                "elo": rating,
+                "elo_lo95": rating - half,
+                "elo_hi95": rating + half,
                 "errors": errors,
             }
         )
-    rows.sort(key=lambda r: -r["elo"])
+    rows.sort(key=lambda r: -r["elo"] if r["elo"] == r["elo"] else math.inf)
     return rows
 
 
 def format_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """The score table as aligned text."""
-    head = f"{'player':<20} {'matches':>7} {'mean goal':>16} {'W':>5} {'D':>5} {'L':>5} {'Elo':>6} {'Elo 95%':>13} {'errors':>6}"
+    head = f"{'player':<20} {'matches':>7} {'mean goal':>16} {'W':>5} {'D':>5} {'L':>5} {'Elo (95%)':>13} {'errors':>6}"
     lines = [head]
     for r in rows:
+        e, half = r["elo"], (r["elo_hi95"] - r["elo_lo95"]) / 2
+        elo_text = f"{e:+.0f} ± {half:.0f}" if e == e else "-"
         lines.append(
             f"{r['player']:<20} {r['matches']:>7} {r['mean_goal']:>8.1f} ± {r['goal_ci95']:>5.1f} "
-            f"{r['wins']:>5} {r['draws']:>5} {r['losses']:>5} {r['elo']:>6.0f} "
-            f"{r['elo_lo95']:>6.0f}-{r['elo_hi95']:<6.0f} {r['errors']:>6}"
+            f"{r['wins']:>5} {r['draws']:>5} {r['losses']:>5} {elo_text:>13} {r['errors']:>6}"
         )
     return "\n".join(lines)
 
@@ -601,7 +623,10 @@ def _run_local(matches: Sequence[Match], workers: int) -> List[Dict[str, Any]]:
 
 
 def _run_ray(matches: Sequence[Match], address: Optional[str], cpus_per_match: float) -> List[Dict[str, Any]]:
-    import ray
+    try:
+        import ray
+    except ImportError as e:
+        raise ImportError("running matches on Ray needs Ray installed: pip install ray (or the package's [ray] extra)") from e
 
     if not ray.is_initialized():
         ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)

@@ -303,6 +303,15 @@ impl Game {
         &self.shared.source.name
     }
 
+    /// The game's name from its rules (the first line of the comment
+    /// before the first form, else the file's stem): what `propel match`
+    /// and the tournament's records call it.
+    #[getter]
+    fn title(&self) -> String {
+        let s = &self.shared.source;
+        propel_compiler::game_title(&String::from_utf8_lossy(&s.text), &s.name)
+    }
+
     /// The rules as loaded.
     #[getter]
     fn text<'py>(&self, py: Python<'py>) -> Bound<'py, pyo3::types::PyBytes> {
@@ -548,8 +557,9 @@ impl Game {
 
     /// Propel's MCTS from `state` for `seconds` on `threads` threads (the
     /// one the player uses, without the meta-game analysis), without the
-    /// GIL. Returns, per role, `(move id, move name, value 0..1, visits)`
-    /// of the move it would play.
+    /// GIL. Returns, per role, `(move id, move name, value, visits)` of the
+    /// move it would play; the value on the goals' scale, 0..100, as
+    /// `propel search` prints it.
     #[pyo3(signature = (state, seconds=1.0, threads=1, seed=None))]
     fn search(
         &self,
@@ -572,7 +582,7 @@ impl Game {
             let name = core.machine.move_kif(mv).map_err(machine_error)?;
             let n2 = name.clone();
             let id = core.moves.id_of(r, mv, || n2);
-            out.push((id, name, value, visits));
+            out.push((id, name, 100.0 * value, visits));
         }
         Ok(out)
     }

@@ -80,6 +80,17 @@ def test_bad_moves_raise(ttt):
         other.is_terminal(s)
 
 
+def test_misspelt_keyword_warns(tmp_path):
+    """tic-tac-toe with one `legal` rule misspelt: loading warns, naming the
+    relation, its position and the keyword."""
+    text = open(game_path("tictactoe")).read()
+    i = text.index("(legal ")
+    bad = tmp_path / "typo.kif"
+    bad.write_text(text[:i] + "(legl " + text[i + len("(legal "):])
+    with pytest.warns(propel.GdlWarning, match=r"`legl` is defined \(first at \d+:\d+\) but no rule reads it; did you mean `legal`\?"):
+        propel.load(bad, "propnet")
+
+
 def test_gdl_error_position(tmp_path):
     bad = tmp_path / "bad.kif"
     bad.write_text("(role x)\n(init (p))\n(<= (legal x a) (true (p))\n")
@@ -208,7 +219,7 @@ def test_search_returns_legal_moves(ttt):
         assert len(best) == 2
         move_id, name, value, visits = best[0]
         assert name in g.legal_moves(s, 0) and g.move_name(0, move_id) == name
-        assert 0.0 <= value <= 1.0 and visits > 0
+        assert 0.0 <= value <= 100.0 and visits > 0
 
 
 def test_bad_arguments_raise_not_crash(ttt):

@@ -3,6 +3,7 @@ and a local Ray instance, and GGP players over HTTP."""
 
 import json
 import os
+import subprocess
 
 import pytest
 
@@ -77,14 +78,47 @@ def test_scores_and_elo():
         {"playerNamesFromHost": ["b", "a"], "goalValues": [0, 100], "errors": [["", "late"]]},
         {"playerNamesFromHost": ["a", "b"], "goalValues": [50, 50], "errors": []},
     ]
-    rows = {r["player"]: r for r in t.score_table(recs, bootstrap=50)}
+    rows = {r["player"]: r for r in t.score_table(recs)}
     assert (rows["a"]["wins"], rows["a"]["draws"], rows["a"]["losses"]) == (2, 1, 0)
     assert (rows["b"]["wins"], rows["b"]["losses"]) == (0, 2)
-    assert rows["a"]["elo"] > 1500 > rows["b"]["elo"]
-    assert abs(rows["a"]["elo"] + rows["b"]["elo"] - 3000) < 1e-6
+    assert rows["a"]["elo"] > 0 > rows["b"]["elo"]
+    assert abs(rows["a"]["elo"] + rows["b"]["elo"]) < 1e-6
     assert rows["a"]["errors"] == 1 and rows["b"]["errors"] == 0
     assert rows["a"]["mean_goal"] == pytest.approx(250 / 3)
-    assert rows["a"]["elo_lo95"] <= rows["a"]["elo"] <= rows["a"]["elo_hi95"]
+    assert rows["a"]["elo_lo95"] < rows["a"]["elo"] < rows["a"]["elo_hi95"]
+
+
+def test_elo_is_propel_reports():
+    """A 4-0 sweep, each player twice in each seat: the ratings and
+    intervals `propel report` gives for the same records (+223 ± 288),
+    not a zero-width interval."""
+    recs = [
+        {"playerNamesFromHost": ["a", "b"][:: 1 - 2 * (i % 2)], "goalValues": [100, 0][:: 1 - 2 * (i % 2)], "errors": []}
+        for i in range(4)
+    ]
+    rows = {r["player"]: r for r in t.score_table(recs)}
+    a = rows["a"]
+    assert (round(a["elo"]), round(a["elo_hi95"] - a["elo"])) == (223, 288)
+    assert "+223 ± 288" in t.format_table(t.score_table(recs))
+
+
+def test_propel_report_reads_a_tournament(tmp_path):
+    """`propel report` on a tournament's folder: the same matches, the
+    game's name from its rules, and the same Elo as the Python table."""
+    binary = propel_binary()
+    if binary is None:
+        missing("no `propel` binary (build it with `cargo build -p propel`, or set PROPEL_BIN)")
+    entrants = {"random": t.Random(), "mcts": t.PropelMCTS(seconds=0.005)}
+    r = t.run([game_path("tictactoe")], entrants, rounds=3, out=str(tmp_path), workers=1)
+    assert all(rec["gameName"] == "Tic-tac-toe" for rec in r.records)
+    html = tmp_path / "report.html"
+    out = subprocess.run([binary, "report", str(tmp_path), "-o", str(html)], capture_output=True, text=True, check=True)
+    assert "(6 matches)" in out.stdout
+    page = html.read_text()
+    assert "Tic-tac-toe" in page
+    for row in r.table:
+        e, half = row["elo"], (row["elo_hi95"] - row["elo_lo95"]) / 2
+        assert f"{e:+.0f} ± {half:.0f}" in page
 
 
 def test_bad_players_are_recorded_not_raised():

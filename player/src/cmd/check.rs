@@ -81,6 +81,13 @@ fn smoke(game: std::sync::Arc<propel_compiler::Game>) -> Result<Smoke, NotValid>
         };
         NotValid { verdict, category, message: e.to_string() }
     };
+    // A misspelt `legal` shows first as a role without moves: name it.
+    let legal_hint = game
+        .warnings
+        .iter()
+        .find(|w| w.contains("did you mean `legal`"))
+        .map(|w| format!(" ({w})"))
+        .unwrap_or_default();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(CHECK_SECONDS);
     let mut p = Prover::with_work_limit(game, 5_000_000, CHECK_STEPS, propel_compiler::Deadline::at(deadline))
         .map_err(eval_err)?;
@@ -91,7 +98,7 @@ fn smoke(game: std::sync::Arc<propel_compiler::Game>) -> Result<Smoke, NotValid>
     for r in 0..p.roles().len() {
         p.legal_moves(&s, r, &mut moves).map_err(eval_err)?;
         if moves.is_empty() && !terminal {
-            let message = format!("role `{}` has no legal move in the initial state", p.roles()[r]);
+            let message = format!("role `{}` has no legal move in the initial state{legal_hint}", p.roles()[r]);
             return Err(NotValid { verdict: "rejected", category: "broken", message });
         }
         legal.push(moves.len());

@@ -13,14 +13,27 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A folder written by `propel match -o`.
+    /// A folder written by `propel match -o`, or a tournament's folder from
+    /// the Python package (records in its `matches` folder).
     dir: PathBuf,
     #[arg(short, long, default_value = "report.html")]
     out: PathBuf,
 }
 
-/// Files `propel match` writes beside the records that are not records.
-const NOT_RECORDS: [&str; 1] = ["standings.json"];
+/// Files `propel match` and the Python package's tournaments write beside
+/// the records that are not records.
+const NOT_RECORDS: [&str; 2] = ["standings.json", "scores.json"];
+
+/// The folder that holds the records, and the records: `dir`, or where it
+/// holds none, its `matches` folder (a tournament's layout).
+fn record_dir(dir: &Path) -> Result<(PathBuf, Vec<Value>)> {
+    let recs = records(dir)?;
+    let sub = dir.join("matches");
+    if recs.is_empty() && sub.is_dir() {
+        return Ok((sub.clone(), records(&sub)?));
+    }
+    Ok((dir.to_path_buf(), recs))
+}
 
 fn records(dir: &Path) -> Result<Vec<Value>> {
     let mut out = Vec::new();
@@ -107,7 +120,7 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5em 2em;colo
  .charts svg{width:100%;height:auto;border:1px solid #eee} section{margin-top:2em}";
 
 pub fn run(a: Args) -> Result<ExitCode> {
-    let recs = records(&a.dir)?;
+    let (dir, recs) = record_dir(&a.dir)?;
     let st = Standings::of_records(&recs, &[]);
     let games = if st.games.is_empty() {
         "no matches".to_string()
@@ -159,7 +172,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     standings_table(&mut h, &st);
     matches_table(&mut h, &recs);
     for r in &recs {
-        match_section(&mut h, &a.dir, r);
+        match_section(&mut h, &dir, r);
     }
     h.push_str("</body></html>\n");
     std::fs::write(&a.out, h).with_context(|| format!("writing {}", a.out.display()))?;
@@ -379,6 +392,17 @@ mod tests {
         ];
         assert_eq!(per_turn(&lines, "iterations_per_s", 1.0, true), vec![(1.0, 1000.0)]);
         assert_eq!(per_turn(&lines, "iterations_per_s", 1.0, false).len(), 2);
+    }
+
+    #[test]
+    fn a_tournaments_records_are_in_its_matches_folder() {
+        let dir = std::env::temp_dir().join(format!("propel-report-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("matches")).unwrap();
+        std::fs::write(dir.join("scores.json"), r#"{"matches": 1, "table": []}"#).unwrap();
+        std::fs::write(dir.join("matches").join("m1.json"), r#"{"matchId": "m1", "startTime": 1}"#).unwrap();
+        let (at, recs) = record_dir(&dir).unwrap();
+        assert_eq!((at, recs.len()), (dir.join("matches"), 1));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -70,34 +70,13 @@ impl Rulesheet {
         let canonical = forms.join(" ");
         let hash = propel_compiler::lower::game_hash(canonical.as_bytes());
         Rulesheet {
-            name: game_title(text, source),
+            name: propel_compiler::game_title(text, source),
             file: format!("rules/{hash}.kif"),
             hash,
             forms,
             source: source.to_string(),
         }
     }
-}
-
-/// A game's name from its rules: the first line of the comment before the
-/// first form ("Tic-tac-toe, written for Propel." gives "Tic-tac-toe";
-/// "Chess (with 200-step time limit)" stays whole), else the file's stem.
-pub fn game_title(text: &str, source: &str) -> String {
-    let stem = Path::new(source).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let Some(comment) = line.strip_prefix(';') else { break };
-        let words = comment.trim_start_matches(';').trim();
-        // Lines of semicolons alone are skipped; the name is the first clause.
-        let first = words.split([',', ':', ';']).next().unwrap_or("").trim().trim_end_matches('.').trim();
-        if first.chars().any(|c| c.is_alphanumeric()) {
-            return first.chars().take(60).collect();
-        }
-    }
-    stem
 }
 
 /// A finished match: the record written (goals, errors per turn and
@@ -441,7 +420,7 @@ pub fn pairings(players: usize, roles: usize, round_robin: bool) -> Result<Vec<V
 
 #[cfg(test)]
 mod tests {
-    use super::{await_seat, game_title, pairings, post, wait_until_up, Seat};
+    use super::{await_seat, pairings, post, wait_until_up, Seat};
     use std::io::{Read, Write};
     use std::net::TcpListener;
     use std::sync::atomic::Ordering;
@@ -504,18 +483,6 @@ mod tests {
         let t = Instant::now();
         assert!(!wait_until_up(&format!("http://127.0.0.1:{port}/"), 0.3));
         assert!(t.elapsed() < Duration::from_secs(2));
-    }
-
-    #[test]
-    fn game_names_from_the_rules() {
-        let t = ";;; Tic-tac-toe, written for Propel.\n;;; Two players.\n(role x)";
-        assert_eq!(game_title(t, "games/tictactoe.kif"), "Tic-tac-toe");
-        let t = "; Chess (with 200-step time limit)\n; by someone\n(role white)";
-        assert_eq!(game_title(t, "base/chess_200.v1.kif"), "Chess (with 200-step time limit)");
-        let t = ";;;;;;;;;;;;;;;\n;;;\n;;; Breakthrough\n;;;\n(role white)";
-        assert_eq!(game_title(t, "x/breakthrough.kif"), "Breakthrough");
-        assert_eq!(game_title("(role a) ; Not a title", "dir/some.game.kif"), "some.game");
-        assert_eq!(game_title("", "g.kif"), "g");
     }
 
     #[test]
