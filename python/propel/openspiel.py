@@ -30,9 +30,11 @@ and the joint move is played when the last has acted. Pass
 Actions are the roles' move ids (`propel.Game.move_names(role)`), so
 `num_distinct_actions` is the largest number of moves of any role.
 Rewards come at the end: goal g (0..100) becomes (g - 50) / 50, so a
-two-player win/draw/loss game is zero-sum. The observation tensor is the
-state's base propositions as 0/1 (the same for every player: GDL games
-are games of perfect information).
+two-player win/draw/loss game is zero-sum. The observation is the state's
+base propositions as 0/1 (the same for every player: GDL games are games
+of perfect information), one tensor per functor shaped by its arguments
+(`observer.dict["cell"]` is 3x3x3 in tic-tac-toe; see `propel._planes`),
+and `observation_tensor()` their concatenation.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ import pyspiel
 from open_spiel.python.observation import IIGObserverForPublicInfoGame
 
 import propel
-from propel import _turns
+from propel import _planes, _turns
 
 __all__ = ["load_game", "from_game", "state_at", "GdlGame", "GdlState", "PARAMETERS"]
 
@@ -98,6 +100,8 @@ class _Built:
     game_info: pyspiel.GameInfo
     #: Per role, move name to move id (for replaying serialised states).
     ids: List[Dict[str, int]]
+    #: Where each base goes in the observation (`propel._planes`).
+    layout: _planes.Layout
 
 
 # Games built in this process, by their parameters (a JIT build takes
@@ -147,7 +151,8 @@ def _build(params: Dict[str, Any], g: Optional[propel.Game] = None) -> _Built:
         max_game_length=int(params["max_game_length"]) or 2 * sample.max_decisions + 20,
     )
     ids = [{name: i for i, name in enumerate(g.move_names(r))} for r in range(roles)]
-    built = _Built(g, sample.turns, sequential, _game_type(PARAMETERS, sequential, utility, (roles, roles)), game_info, ids)
+    game_type = _game_type(PARAMETERS, sequential, utility, (roles, roles))
+    built = _Built(g, sample.turns, sequential, game_type, game_info, ids, _planes.layout(g.base_names))
     _BUILT[key] = built
     return built
 
@@ -165,7 +170,7 @@ class GdlGame(pyspiel.Game):
         self.propel_game = built.game
         self.turns = built.turns
         self.sequential = built.sequential
-        self.num_bases = len(built.game.base_names)
+        self.layout = built.layout
         self.move_ids = built.ids
         # States of this game: a class of their own, whose `_game` is not
         # in their `__dict__`.
@@ -310,17 +315,20 @@ class GdlState(pyspiel.State):
 
 
 class BasesObserver:
-    """The state's base propositions as a 0/1 tensor (`observation`), and
-    its facts as a string."""
+    """The state's base propositions as 0/1, the same for every player:
+    `dict` holds one tensor per functor, shaped by its arguments
+    (`propel._planes`: tic-tac-toe's `cell` is 3x3x3), and `tensor` is
+    their concatenation; its string is the state's facts."""
 
     def __init__(self, game: GdlGame, params):
         if params:
             raise ValueError(f"observation parameters not supported: {params}")
-        self.tensor = np.zeros(game.num_bases, np.float32)
-        self.dict = {"bases": self.tensor}
+        self.layout = game.layout
+        self.tensor = np.zeros(self.layout.size, np.float32)
+        self.dict = self.layout.views(self.tensor)
 
     def set_from(self, state: GdlState, player: int):
-        self.tensor[:] = state._g.observation(state.propel_state)
+        self.tensor[self.layout.dest] = state._g.observation(state.propel_state)
 
     def string_from(self, state: GdlState, player: int):
         return str(state)

@@ -160,3 +160,19 @@ def test_states_load_in_a_fresh_process(tmp_path):
         # In this process too, and a clone keeps its moves.
         g2, s2 = pyspiel.deserialize_game_and_state(data)
         assert str(s2) == str(s) and s2.clone().moves == s.moves
+
+
+def test_observations_are_shaped_by_the_rules_terms():
+    """tic-tac-toe's cells as a 3x3x3 tensor (row, column, mark) and the
+    control as a vector; the flat tensor is their concatenation."""
+    game = load_game(game_path("tictactoe"))
+    g = game.propel_game
+    s = game.new_initial_state()
+    s.apply_action(g.move_id(0, "(mark 2 3)"))
+    obs = game.make_py_observer()
+    obs.set_from(s, 0)
+    assert obs.dict["cell"].shape == (3, 3, 3) and obs.dict["control"].shape == (2,)
+    marks = {m: i for i, m in enumerate(obs.layout.planes[0].labels[2])}
+    assert obs.dict["cell"][1, 2, marks["x"]] == 1 and obs.dict["cell"][:, :, marks["b"]].sum() == 8
+    assert list(s.observation_tensor(0)) == list(obs.tensor)
+    assert obs.tensor.sum() == len(g.state_facts(s.propel_state))
