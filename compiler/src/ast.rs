@@ -64,4 +64,6 @@ pub struct Rule {
 #[derive(Clone, Debug, Default)]
 pub struct Description {
     pub rules: Vec<Rule>,
+    /// What reading passed over (Prolog lines between forms).
+    pub warnings: Vec<String>,
 }

@@ -32,6 +32,9 @@ pub struct Sexprs {
     kids: Vec<NodeId>,
     /// The top-level forms, in file order.
     pub top: Vec<NodeId>,
+    /// Lines skipped between top-level forms because they are Prolog, not
+    /// KIF (see [`prolog_line`]).
+    pub skipped: Vec<Span>,
 }
 
 impl Sexprs {
@@ -70,6 +73,25 @@ fn forbidden(b: u8) -> bool {
     matches!(b, b',' | b'%' | b'[' | b']' | b'{' | b'}' | b'|' | b'"' | b'\\' | b'`') || b < 0x20
 }
 
+/// Whether the line that starts at `text[i]`, between top-level forms, is
+/// Prolog rather than KIF: a `%` comment, or a term written `name(...)` on
+/// a line with `:-`, `<-`, a comma or a final full stop. Some published
+/// GDL files (the IGGP benchmark's) carry such lines beside their KIF;
+/// Prolog-based readers pass over them.
+fn prolog_line(text: &[u8], i: usize) -> bool {
+    let end = text[i..].iter().position(|&b| b == b'\n' || b == b'\r').map_or(text.len(), |n| i + n);
+    let line = &text[i..end];
+    if line.first() == Some(&b'%') {
+        return true;
+    }
+    let name = line.iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
+    if name == 0 || line.get(name) != Some(&b'(') {
+        return false;
+    }
+    let has = |pat: &[u8]| line.windows(pat.len()).any(|w| w == pat);
+    has(b":-") || has(b"<-") || line.contains(&b',') || line.trim_ascii_end().ends_with(b".")
+}
+
 struct Frame {
     open: usize,
     kids: Vec<NodeId>,
@@ -92,6 +114,12 @@ pub fn read(src: &Source, syms: &mut SymbolTable) -> Result<Sexprs, GdlError> {
         let b = text[i];
         if is_space(b) {
             i += 1;
+        } else if stack.is_empty() && prolog_line(text, i) {
+            let start = i;
+            while i < text.len() && text[i] != b'\n' && text[i] != b'\r' {
+                i += 1;
+            }
+            out.skipped.push(Span::new(start, i));
         } else if b == b';' {
             while i < text.len() && text[i] != b'\n' && text[i] != b'\r' {
                 i += 1;
@@ -155,6 +183,11 @@ pub fn read(src: &Source, syms: &mut SymbolTable) -> Result<Sexprs, GdlError> {
     if let Some(frame) = stack.last() {
         return Err(err(frame.open, text.len(), "'(' is never closed (missing ')')".into()));
     }
+    // Prolog lines beside KIF forms are passed over; a file of them alone
+    // is Prolog, which this reader does not read.
+    if let (true, Some(first)) = (out.top.is_empty(), out.skipped.first()) {
+        return Err(err(first.start as usize, first.end as usize, "Prolog syntax, not KIF".into()));
+    }
     Ok(out)
 }
 
@@ -166,6 +199,17 @@ mod tests {
         let src = Source::new("t.kif", text);
         let mut syms = SymbolTable::new();
         read(&src, &mut syms).map(|s| (s, syms))
+    }
+
+    #[test]
+    fn prolog_lines_between_forms_are_skipped() {
+        let text = "(role x)\n%% a(X) :- b(X).\nlegal(x,noop):-my_true(c).\nP(A,B)<-Q(A).\n(init p)\n";
+        let (s, _) = parse(text).unwrap();
+        assert_eq!((s.top.len(), s.skipped.len()), (2, 3));
+        // Inside a form, or without the marks of a clause, it is an error.
+        assert!(parse("(role x,y)").is_err());
+        assert!(parse("(<= (legal x a)\nfoo(b),\n(true p))").is_err());
+        assert!(parse("role(x)").is_ok_and(|(s, _)| s.skipped.is_empty()));
     }
 
     #[test]

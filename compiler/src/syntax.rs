@@ -141,7 +141,15 @@ impl Builder<'_> {
 pub(crate) fn build(src: &Source, sx: &Sexprs, syms: &SymbolTable) -> Result<Description, GdlError> {
     let b = Builder { src, sx, syms };
     let rules = sx.top.iter().map(|&id| b.rule(id)).collect::<Result<_, _>>()?;
-    Ok(Description { rules })
+    let mut warnings = Vec::new();
+    if let Some(first) = sx.skipped.first() {
+        let (line, _) = src.line_col(first.start);
+        warnings.push(format!(
+            "{} line(s) of Prolog syntax between the KIF forms skipped, the first at line {line}",
+            sx.skipped.len()
+        ));
+    }
+    Ok(Description { rules, warnings })
 }
 
 /// Reads and builds in one step.

@@ -58,7 +58,7 @@ pub fn validate(src: &Source, desc: &Description, syms: SymbolTable) -> Result<G
         rel_read: Vec::new(),
         fn_arity: FxHashMap::default(),
         fn_uses: FxHashMap::default(),
-        warnings: Vec::new(),
+        warnings: desc.warnings.clone(),
     };
     for (name, arity) in KEYWORD_RELATIONS {
         v.rel_ids.insert(name, RelId(v.relations.len() as u32));
