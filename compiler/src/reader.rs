@@ -74,8 +74,8 @@ fn forbidden(b: u8) -> bool {
 }
 
 /// Whether the line that starts at `text[i]`, between top-level forms, is
-/// Prolog rather than KIF: a `%` comment, or a term written `name(...)` on
-/// a line with `:-`, `<-`, a comma or a final full stop. Some published
+/// Prolog rather than KIF: a `%` comment, a clause (`name ... :-` or `<-`),
+/// or a term written `name(...)` with a comma or a final full stop. Some published
 /// GDL files (the IGGP benchmark's) carry such lines beside their KIF;
 /// Prolog-based readers pass over them.
 fn prolog_line(text: &[u8], i: usize) -> bool {
@@ -85,11 +85,11 @@ fn prolog_line(text: &[u8], i: usize) -> bool {
         return true;
     }
     let name = line.iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
-    if name == 0 || line.get(name) != Some(&b'(') {
-        return false;
-    }
     let has = |pat: &[u8]| line.windows(pat.len()).any(|w| w == pat);
-    has(b":-") || has(b"<-") || line.contains(&b',') || line.trim_ascii_end().ends_with(b".")
+    if has(b":-") || has(b"<-") {
+        return name > 0 || line.starts_with(b":-");
+    }
+    name > 0 && line.get(name) == Some(&b'(') && (line.contains(&b',') || line.trim_ascii_end().ends_with(b"."))
 }
 
 struct Frame {
@@ -203,9 +203,9 @@ mod tests {
 
     #[test]
     fn prolog_lines_between_forms_are_skipped() {
-        let text = "(role x)\n%% a(X) :- b(X).\nlegal(x,noop):-my_true(c).\nP(A,B)<-Q(A).\n(init p)\n";
+        let text = "(role x)\n%% a(X) :- b(X).\nlegal(x,noop):-my_true(c).\nP(A,B)<-Q(A).\nterminal :- f.\n(init p)\n";
         let (s, _) = parse(text).unwrap();
-        assert_eq!((s.top.len(), s.skipped.len()), (2, 3));
+        assert_eq!((s.top.len(), s.skipped.len()), (2, 4));
         // Inside a form, or without the marks of a clause, it is an error.
         assert!(parse("(role x,y)").is_err());
         assert!(parse("(<= (legal x a)\nfoo(b),\n(true p))").is_err());
