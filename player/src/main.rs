@@ -6,7 +6,6 @@ mod ggp;
 mod machines;
 mod opts;
 mod position;
-mod standings;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -381,130 +381,33 @@ def play_match(m: Match) -> Dict[str, Any]:
 # ---------------------------------------------------------------- scores
 
 
-def _mean_ci(xs: Sequence[float]) -> tuple:
-    n = len(xs)
-    if n == 0:
-        return (float("nan"), float("nan"))
-    mean = sum(xs) / n
-    if n == 1:
-        return (mean, float("nan"))
-    var = sum((x - mean) ** 2 for x in xs) / (n - 1)
-    return (mean, 1.96 * math.sqrt(var / n))
-
-
-def _pairs(records: Sequence[Mapping[str, Any]]):
-    """Pairwise results: (a, b, score of a: 1 win, 0.5 draw, 0 loss) for
-    every two seats of every match, by goal."""
-    out = []
-    for rec in records:
-        names, goals = rec["playerNamesFromHost"], rec["goalValues"]
-        for i in range(len(names)):
-            for j in range(i + 1, len(names)):
-                if names[i] == names[j]:
-                    continue
-                s = 1.0 if goals[i] > goals[j] else 0.0 if goals[i] < goals[j] else 0.5
-                out.append((names[i], names[j], s))
-    return out
-
-
-#: Elo points per unit of the Bradley-Terry log-odds, and the normal
-#: quantile of a two-sided 95% interval: as `propel report`.
-ELO = 400 / math.log(10)
-Z95 = 1.959963984540054
-
-
-def elo(records: Sequence[Mapping[str, Any]], names: Sequence[str]) -> Dict[str, Tuple[float, float]]:
-    """Bradley-Terry ratings on the Elo scale relative to the mean of the
-    players who played, and the half-width of each one's 95% interval
-    (from the likelihood's curvature), fitted to the pairwise results with
-    one virtual draw of each player against a fixed opponent at 0: the
-    model and the numbers of `propel report` (`+223 ± 288`). Players in no
-    pair are left out."""
-    import numpy as np
-
-    idx = {n: i for i, n in enumerate(names)}
-    n = len(names)
-    pairs = [(idx[a], idx[b], s) for a, b, s in _pairs(records)]
-    played = sorted({i for a, b, _ in pairs for i in (a, b)})
-    theta = np.zeros(n)
-    hess = np.zeros((n, n))
-
-    def sigmoid(x):
-        return 1.0 / (1.0 + np.exp(-x))
-
-    for _ in range(100):
-        p = sigmoid(theta)
-        grad = 0.5 - p
-        hess = np.diag(p * (1.0 - p))
-        for a, b, s in pairs:
-            q = sigmoid(theta[a] - theta[b])
-            grad[a] += s - q
-            grad[b] -= s - q
-            w = q * (1.0 - q)
-            hess[a, a] += w
-            hess[b, b] += w
-            hess[a, b] -= w
-            hess[b, a] -= w
-        try:
-            step = np.linalg.solve(hess, grad)
-        except np.linalg.LinAlgError:
-            break
-        longest = float(np.abs(step).max()) if n else 0.0
-        theta += step * (2.0 / longest if longest > 2.0 else 1.0)
-        if longest < 1e-10:
-            break
-    if not played:
-        return {}
-    k = len(played)
-    mean = theta[played].mean()
-    try:
-        cov = np.linalg.inv(hess)[np.ix_(played, played)]
-        # Relative to the mean: the covariance projected on that subspace.
-        proj = np.eye(k) - np.ones((k, k)) / k
-        var = np.diag(proj @ cov @ proj)
-    except np.linalg.LinAlgError:
-        var = np.full(k, float("nan"))
-    return {names[i]: (ELO * (theta[i] - mean), ELO * Z95 * math.sqrt(max(v, 0.0))) for i, v in zip(played, var)}
-
-
 def score_table(records: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
     """Per entrant: matches, mean goal and its 95% interval, wins, draws,
     losses (pairwise, by goal, against the other seats of each match),
-    Elo (relative to the mean) and its 95% interval, as `propel report`
-    computes them (NaN for an entrant in no pair). Best Elo first."""
-    names = sorted({n for r in records for n in r["playerNamesFromHost"]})
-    ratings = elo(records, names)
+    Elo (relative to the mean) and its 95% interval, errors: computed by
+    the code of `propel match` and `propel report` (`propel._propel.
+    standings`), so the numbers are theirs (NaN for an entrant in no
+    pair). Best Elo first."""
+    from propel._propel import standings
+
+    table = json.loads(standings(json.dumps(list(records))))
+    nan = float("nan")
     rows = []
-    for n in names:
-        goals = [g for r in records for p, g in zip(r["playerNamesFromHost"], r["goalValues"]) if p == n]
-        w = d = l = 0
-        for a, b, s in _pairs(records):
-            if n in (a, b):
-                mine = s if a == n else 1 - s
-                w, d, l = w + (mine == 1.0), d + (mine == 0.5), l + (mine == 0.0)
-        mean, ci = _mean_ci(goals)
-        rating, half = ratings.get(n, (float("nan"), float("nan")))
-        errors = sum(
-            1
-            for r in records
-            for i, p in enumerate(r["playerNamesFromHost"])
-            if p == n
-            for turn in r["errors"]
-            if turn[i]
-        )
+    for p in table["players"]:
+        elo, half = (p["elo"], p["eloHalfWidth95"]) if p["elo"] is not None else (nan, nan)
         rows.append(
             {
-                "player": n,
-                "matches": len(goals),
-                "mean_goal": mean,
-                "goal_ci95": ci,
-                "wins": w,
-                "draws": d,
-                "losses": l,
-                "elo": rating,
-                "elo_lo95": rating - half,
-                "elo_hi95": rating + half,
-                "errors": errors,
+                "player": p["player"],
+                "matches": p["matches"],
+                "mean_goal": p["meanGoal"],
+                "goal_ci95": p["meanGoalHalfWidth95"],
+                "wins": p["wins"],
+                "draws": p["draws"],
+                "losses": p["losses"],
+                "elo": elo,
+                "elo_lo95": elo - half,
+                "elo_hi95": elo + half,
+                "errors": p["errors"],
             }
         )
     rows.sort(key=lambda r: -r["elo"] if r["elo"] == r["elo"] else math.inf)

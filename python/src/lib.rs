@@ -52,6 +52,18 @@ fn _restore_state(game: &Bound<'_, Game>, facts: Vec<String>) -> PyResult<State>
     game.get().state_from_facts(facts)
 }
 
+/// The standings of match records (a JSON list of records as `propel
+/// match` and the tournaments write them), as JSON: the table `propel
+/// match` prints and `propel report` shows (per player: matches, mean
+/// goal, wins, draws, losses, score and Elo with 95% intervals, errors),
+/// computed by the same code.
+#[pyfunction]
+fn standings(records: &str) -> PyResult<String> {
+    let recs: Vec<serde_json::Value> =
+        serde_json::from_str(records).map_err(|e| PyValueError::new_err(format!("match records: {e}")))?;
+    Ok(propel_runtime::standings::Standings::of_records(&recs, &[]).json().to_string())
+}
+
 #[pymodule]
 fn _propel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -60,6 +72,7 @@ fn _propel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_text, m)?)?;
     m.add_function(wrap_pyfunction!(_restore_game, m)?)?;
     m.add_function(wrap_pyfunction!(_restore_state, m)?)?;
+    m.add_function(wrap_pyfunction!(standings, m)?)?;
     m.add("PropelError", py.get_type::<errors::PropelError>())?;
     m.add("GdlError", py.get_type::<errors::GdlError>())?;
     m.add("BuildError", py.get_type::<errors::BuildError>())?;

@@ -22,6 +22,7 @@ pub mod propnet;
 pub mod prover;
 mod rng;
 pub mod simulate;
+pub mod standings;
 pub mod topdown;
 pub mod trace;
 

@@ -4,8 +4,8 @@
 //! match's charts in a grid that fills the page's width.
 
 use crate::chart::{esc, lines, Series};
-use crate::standings::{elo_text, score_text, Standings};
 use anyhow::{Context as _, Result};
+use propel_runtime::standings::{elo_text, score_text, Standings};
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -191,7 +191,7 @@ fn standings_table(h: &mut String, st: &Standings) {
     let mut rows: Vec<_> = st.rows.iter().collect();
     // Best first: by rating where there is one, else by mean goal.
     rows.sort_by(|x, y| {
-        let key = |r: &crate::standings::Row| r.elo.map_or(r.mean_goal().0, |e| e.0);
+        let key = |r: &propel_runtime::standings::Row| r.elo.map_or(r.mean_goal().0, |e| e.0);
         key(y).total_cmp(&key(x))
     });
     for r in rows {

@@ -1,5 +1,6 @@
 //! Standings of a set of match records (what `propel match` prints and
-//! writes, and what `propel report` shows first): per player the mean goal
+//! writes, what `propel report` shows first, and the table of the Python
+//! package's tournaments: one implementation for all three): per player the mean goal
 //! with a 95% interval, wins, draws and losses, the score with a 95%
 //! Wilson interval, a Bradley-Terry rating on the Elo scale with a 95%
 //! interval, and how many of its moves the manager had to substitute.
