@@ -33,7 +33,7 @@ pub struct Sexprs {
     /// The top-level forms, in file order.
     pub top: Vec<NodeId>,
     /// Lines skipped between top-level forms because they are Prolog, not
-    /// KIF (see [`prolog_line`]).
+    /// KIF (see `prolog_line`).
     pub skipped: Vec<Span>,
 }
 
