@@ -73,14 +73,17 @@ fn forbidden(b: u8) -> bool {
     matches!(b, b',' | b'%' | b'[' | b']' | b'{' | b'}' | b'|' | b'"' | b'\\' | b'`') || b < 0x20
 }
 
-/// Whether the line that starts at `text[i]`, between top-level forms, is
-/// Prolog rather than KIF: a `%` comment, a clause (`name ... :-` or `<-`),
-/// or a term written `name(...)` with a comma or a final full stop. Some published
-/// GDL files (the IGGP benchmark's) carry such lines beside their KIF;
-/// Prolog-based readers pass over them.
-fn prolog_line(text: &[u8], i: usize) -> bool {
-    let end = text[i..].iter().position(|&b| b == b'\n' || b == b'\r').map_or(text.len(), |n| i + n);
-    let line = &text[i..end];
+/// Where the line that holds `text[i]` ends (its LF or CR, or the end).
+fn line_end(text: &[u8], i: usize) -> usize {
+    text[i..].iter().position(|&b| b == b'\n' || b == b'\r').map_or(text.len(), |n| i + n)
+}
+
+/// Whether `line`, between top-level forms, is Prolog rather than KIF: a
+/// `%` comment, a clause (`name ... :-` or `<-`), or a term written
+/// `name(...)` with a comma or a final full stop. Some published GDL files
+/// (the IGGP benchmark's) carry such lines beside their KIF; Prolog-based
+/// readers pass over them.
+fn prolog_line(line: &[u8]) -> bool {
     if line.first() == Some(&b'%') {
         return true;
     }
@@ -114,16 +117,13 @@ pub fn read(src: &Source, syms: &mut SymbolTable) -> Result<Sexprs, GdlError> {
         let b = text[i];
         if is_space(b) {
             i += 1;
-        } else if stack.is_empty() && prolog_line(text, i) {
-            let start = i;
-            while i < text.len() && text[i] != b'\n' && text[i] != b'\r' {
-                i += 1;
-            }
-            out.skipped.push(Span::new(start, i));
+        } else if let Some(end) =
+            (stack.is_empty() && b != b'(').then(|| line_end(text, i)).filter(|&end| prolog_line(&text[i..end]))
+        {
+            out.skipped.push(Span::new(i, end));
+            i = end;
         } else if b == b';' {
-            while i < text.len() && text[i] != b'\n' && text[i] != b'\r' {
-                i += 1;
-            }
+            i = line_end(text, i);
         } else if b == b'(' {
             if stack.len() >= MAX_DEPTH {
                 return Err(err(i, i + 1, format!("nesting deeper than {MAX_DEPTH} levels")));
