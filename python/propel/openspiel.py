@@ -69,7 +69,7 @@ PARAMETERS: Dict[str, Any] = {
 }
 
 
-def _game_type(params: Dict[str, Any], sequential: bool, utility, roles: Tuple[int, int]) -> pyspiel.GameType:
+def _game_type(sequential: bool, utility, roles: Tuple[int, int]) -> pyspiel.GameType:
     return pyspiel.GameType(
         short_name="propel",
         long_name="GDL game (Propel)",
@@ -84,7 +84,7 @@ def _game_type(params: Dict[str, Any], sequential: bool, utility, roles: Tuple[i
         provides_information_state_tensor=False,
         provides_observation_string=True,
         provides_observation_tensor=True,
-        parameter_specification=params,
+        parameter_specification=PARAMETERS,
     )
 
 
@@ -98,8 +98,6 @@ class _Built:
     sequential: bool
     game_type: pyspiel.GameType
     game_info: pyspiel.GameInfo
-    #: Per role, move name to move id (for replaying serialised states).
-    ids: List[Dict[str, int]]
     #: Where each base goes in the observation (`propel._planes`).
     layout: _planes.Layout
 
@@ -150,9 +148,8 @@ def _build(params: Dict[str, Any], g: Optional[propel.Game] = None) -> _Built:
         utility_sum=utility_sum,
         max_game_length=int(params["max_game_length"]) or 2 * sample.max_decisions + 20,
     )
-    ids = [{name: i for i, name in enumerate(g.move_names(r))} for r in range(roles)]
-    game_type = _game_type(PARAMETERS, sequential, utility, (roles, roles))
-    built = _Built(g, sample.turns, sequential, game_type, game_info, ids, _planes.layout(g.base_names))
+    game_type = _game_type(sequential, utility, (roles, roles))
+    built = _Built(g, sample.turns, sequential, game_type, game_info, _planes.layout(g.base_names))
     _BUILT[key] = built
     return built
 
@@ -171,7 +168,6 @@ class GdlGame(pyspiel.Game):
         self.turns = built.turns
         self.sequential = built.sequential
         self.layout = built.layout
-        self.move_ids = built.ids
         # States of this game: a class of their own, whose `_game` is not
         # in their `__dict__`.
         self._state_class = type("GdlState", (GdlState,), {"_game": self})
@@ -190,7 +186,7 @@ class _Now:
     out of pickles: OpenSpiel copies a Python state's `__dict__` with
     deepcopy (`clone`) and serialises it with pickle. The Propel state is
     immutable, so a copy is the object itself; a serialised state holds its
-    moves instead, and a loaded one replays them."""
+    moves instead (`_Moves`), and a loaded one replays them."""
 
     __slots__ = ("state", "legal")
 
@@ -205,10 +201,37 @@ class _Now:
         return (_Now, ())
 
 
+class _Moves:
+    """The GDL match so far as move ids: an immutable chain, so that a step
+    adds a link and a clone shares it (names are looked up only when a
+    state is serialised). Pickles as its text, which a loaded state
+    replays (`GdlState.__setattr__`)."""
+
+    __slots__ = ("game", "parent", "joints")
+
+    def __init__(self, game: propel.Game, parent: Optional["_Moves"], joints: List[List[int]]):
+        self.game, self.parent, self.joints = game, parent, joints
+
+    def text(self) -> str:
+        """Each joint move by name, roles separated by tabs, a line each."""
+        links, m = [], self
+        while m is not None:
+            links.append(m.joints)
+            m = m.parent
+        g = self.game
+        return "".join(
+            "\t".join(g.move_name(r, mv) for r, mv in enumerate(j)) + "\n" for joints in reversed(links) for j in joints
+        )
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return (str, (self.text(),))
+
+
 class GdlState(pyspiel.State):
-    """A state of a GDL game in OpenSpiel. `moves` is the GDL match so far:
-    each joint move by name (roles separated by tabs), a line each,
-    waiting moves included."""
+    """A state of a GDL game in OpenSpiel; `moves` is the GDL match so far."""
 
     #: The game (set on each game's own subclass: not in `__dict__`, which
     #: OpenSpiel copies and serialises).
@@ -218,20 +241,27 @@ class GdlState(pyspiel.State):
         super().__init__(game)
         g = self._g
         played: List[List[int]] = []
-        # In this order: a loaded state gets `_now` empty, then `moves`
-        # (replayed, see `__setattr__`), then `_pending`.
+        # In this order: a loaded state gets `_now` empty, then `_moves`
+        # (as text: replayed, see `__setattr__`), then `_pending`.
         self._now = _Now(self._game.turns.advance(g, g.initial_state(), played))
-        self.moves = self._lines(played)
+        self._moves = _Moves(g, None, played)
         # Sequential games only: moves chosen so far in a state with
         # several deciders, by role.
         self._pending: Dict[int, int] = {}
 
     def __setattr__(self, name, value):
-        # OpenSpiel's deserialisation sets `moves` on a state whose `_now`
-        # it has just emptied: replay them.
-        if name == "moves" and "_now" in self.__dict__ and self._now.state is None:
-            self._now = _Now(self._replay(value))
+        # OpenSpiel's deserialisation sets the moves as their text: replay.
+        if name == "_moves" and isinstance(value, str):
+            state, joints = self._replay(value)
+            self._now = _Now(state)
+            value = _Moves(self._g, None, joints)
         super().__setattr__(name, value)
+
+    @property
+    def moves(self) -> str:
+        """The GDL match so far: each joint move by name (roles separated by
+        tabs), a line each, waiting moves included."""
+        return self._moves.text()
 
     @property
     def _g(self) -> propel.Game:
@@ -241,20 +271,22 @@ class GdlState(pyspiel.State):
     def propel_state(self) -> propel.State:
         return self._now.state
 
-    def _lines(self, joints: List[List[int]]) -> str:
+    def _replay(self, moves: str) -> Tuple[propel.State, List[List[int]]]:
+        """The Propel state after `moves` (as `moves` gives them) from the
+        initial state, and the joint moves as ids."""
         g = self._g
-        return "".join("\t".join(g.move_name(r, m) for r, m in enumerate(j)) + "\n" for j in joints)
-
-    def _replay(self, moves: str) -> propel.State:
-        """The Propel state after `moves` from the initial state."""
-        g, ids = self._g, self._game.move_ids
-        s = g.initial_state()
+        s, joints = g.initial_state(), []
         for line in moves.splitlines():
             names = line.split("\t")
-            if len(names) != len(g.roles) or any(n not in ids[r] for r, n in enumerate(names)):
-                raise ValueError(f"not a joint move of this game: {line!r}")
-            s = g.next_state(s, [ids[r][n] for r, n in enumerate(names)])
-        return s
+            try:
+                if len(names) != len(g.roles):
+                    raise ValueError(f"{len(g.roles)} roles")
+                joint = [g.move_id(r, n) for r, n in enumerate(names)]
+            except ValueError as e:
+                raise ValueError(f"not a joint move of this game: {line!r} ({e})") from e
+            s = g.next_state(s, joint)
+            joints.append(joint)
+        return s, joints
 
     def _legal_ids(self) -> List[List[int]]:
         now = self._now
@@ -281,7 +313,7 @@ class GdlState(pyspiel.State):
         g = self._g
         played = [joint]
         self._now = _Now(self._game.turns.advance(g, g.next_state(self._now.state, joint), played))
-        self.moves += self._lines(played)
+        self._moves = _Moves(g, self._moves, played)
         self._pending = {}
 
     def _apply_action(self, action):
@@ -433,11 +465,11 @@ def state_at(game: GdlGame, state: propel.State) -> "GdlState":
     serialise."""
     s = game.new_initial_state()
     s._now = _Now(game.turns.advance(game.propel_game, state))
-    s.moves = ""
+    s._moves = _Moves(game.propel_game, None, [])
     return s
 
 
 # The `propel` game type; each game's own type (sequential or
 # simultaneous, its players, zero-sum or not) comes with its instance.
 if "propel" not in pyspiel.registered_names():
-    pyspiel.register_game(_game_type(PARAMETERS, True, pyspiel.GameType.Utility.GENERAL_SUM, (1, 64)), GdlGame)
+    pyspiel.register_game(_game_type(True, pyspiel.GameType.Utility.GENERAL_SUM, (1, 64)), GdlGame)
